@@ -1,0 +1,1 @@
+//! The factory language server (placeholder until the LSP issue lands).
