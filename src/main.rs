@@ -1,1 +1,37 @@
-fn main() {}
+//! The `factory` command line: argument parsing and dispatch only. Every command lives
+//! in `commands/<name>.rs` as an `Args` struct and a `run` function that calls library
+//! code in `factory-compiler` or `factory-runtime`.
+
+mod commands;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "factory",
+    version,
+    about = "Measured, auditable improvement of software with coding agents",
+    long_about = None,
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
+            let _ = err.print();
+            return ExitCode::from(if err.use_stderr() { 2 } else { 0 });
+        }
+    };
+    commands::install_report_handler();
+    match cli.command {}
+}

@@ -1,0 +1,42 @@
+//! One module per command. Each exposes `Args` (clap) and `run(Args) -> ExitCode`.
+//!
+//! Exit codes are shared by every command: 0 success, 1 the command ran and found a
+//! failure (diagnostics with errors, a failed check), 2 usage or I/O problems.
+
+use std::process::ExitCode;
+
+/// The command ran and everything is fine.
+pub const OK: u8 = 0;
+/// The command ran and found a problem the user must fix (errors, failed checks).
+pub const FAILED: u8 = 1;
+/// The command could not run: bad usage, unreadable files, I/O errors.
+pub const USAGE: u8 = 2;
+
+/// Prints an error as a miette report on stderr and returns the exit code for it.
+pub fn report(err: impl Into<miette::Report>, code: u8) -> ExitCode {
+    eprintln!("{:?}", err.into());
+    ExitCode::from(code)
+}
+
+/// Installs the miette handler once, so reports render rustc-style, and a panic hook
+/// that prints a short message instead of a Rust backtrace.
+pub fn install_report_handler() {
+    let _ = miette::set_hook(Box::new(|_| {
+        Box::new(
+            miette::MietteHandlerOpts::new()
+                .terminal_links(false)
+                .context_lines(1)
+                .build(),
+        )
+    }));
+    std::panic::set_hook(Box::new(|info| {
+        let location = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!(
+            "error: factory hit an internal bug{location}: {info}\n\
+             help: this is never your input's fault; please report it with the command you ran"
+        );
+    }));
+}
