@@ -1,1 +1,3 @@
-//! The .fwf compiler.
+//! The `.fwf` workflow language: parser, salsa database, diagnostics, IR and emitters.
+
+pub mod ir;
