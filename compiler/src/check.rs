@@ -1,0 +1,258 @@
+//! The checking pipeline over the database: imports → lowering → graph validation →
+//! diagnostics with positions. Everything before [`file_diagnostics`] is position-free.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::db::{Db, SourceFile, file_ast, import_key, parse_file};
+use crate::diagnostic::{Code, Diagnostic, Label};
+use crate::lower::{self, FileLoc, Lowered, Subgraphs};
+use crate::syntax::{DeclKind, Loc};
+use crate::validate::{self, Finding};
+
+/// A file's imports, followed transitively.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportClosure {
+    /// Every file reachable through imports, the file itself excluded, in discovery order.
+    pub files: Vec<SourceFile>,
+    pub findings: Vec<Finding<FileLoc>>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn import_closure(db: &dyn Db, file: SourceFile) -> ImportClosure {
+    let key = file.key(db).clone();
+    let mut findings = Vec::new();
+    let mut files = Vec::new();
+    let mut seen = BTreeSet::from([key.clone()]);
+    // Direct imports are checked here; imports of imported files are reported when
+    // those files are checked.
+    for (i, imp) in file_ast(db, file).imports.iter().enumerate() {
+        let target = db.file(&import_key(&key, &imp.path));
+        if !target.exists(db) {
+            let at = FileLoc { file: key.clone(), loc: Loc::Import(i) };
+            findings.push(
+                Finding::new(Code::UnknownImport, at, format!("cannot find `{}` (looked for {})", imp.path, target.key(db)))
+                    .label("not found")
+                    .help("`std/<name>` imports the standard library; other paths are relative to this file (`./common`, `../lib/x.fwf`)"),
+            );
+        } else if reaches(db, target, &key) {
+            let at = FileLoc { file: key.clone(), loc: Loc::Import(i) };
+            findings.push(
+                Finding::new(Code::ImportCycle, at, format!("importing `{}` leads back to this file", imp.path))
+                    .label("cycle")
+                    .help("move what both files need into a third file and import that from both"),
+            );
+        }
+    }
+    let mut queue: Vec<SourceFile> = vec![file];
+    while let Some(f) = queue.pop() {
+        let fkey = f.key(db).clone();
+        for imp in &file_ast(db, f).imports {
+            let target = db.file(&import_key(&fkey, &imp.path));
+            if target.exists(db) && seen.insert(target.key(db).clone()) {
+                files.push(target);
+                queue.push(target);
+            }
+        }
+    }
+    ImportClosure { files, findings }
+}
+
+/// Whether `key` is reachable through imports from `from` (inclusive).
+fn reaches(db: &dyn Db, from: SourceFile, key: &str) -> bool {
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![from];
+    while let Some(f) = stack.pop() {
+        let fkey = f.key(db).clone();
+        if fkey == key {
+            return true;
+        }
+        if !seen.insert(fkey.clone()) {
+            continue;
+        }
+        for imp in &file_ast(db, f).imports {
+            let t = db.file(&import_key(&fkey, &imp.path));
+            if t.exists(db) {
+                stack.push(t);
+            }
+        }
+    }
+    false
+}
+
+/// Every workflow of a file, lowered, plus the findings on its declarations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileLowering {
+    pub workflows: Vec<Lowered>,
+    pub findings: Vec<Finding<FileLoc>>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn lower_file(db: &dyn Db, file: SourceFile) -> FileLowering {
+    let key = file.key(db).clone();
+    let ast = file_ast(db, file);
+    let closure = import_closure(db, file);
+    let mut findings = closure.findings.clone();
+    // Subgraphs visible here: this file's, then imported files'.
+    let mut subgraphs: Subgraphs<'_> = BTreeMap::new();
+    let mut first_decl: BTreeMap<&str, Loc> = BTreeMap::new();
+    for d in &ast.decls {
+        let loc = Loc::Decl(d.name.clone());
+        if let Some(first) = first_decl.get(d.name.as_str()) {
+            findings.push(
+                Finding::new(Code::DuplicateName, FileLoc { file: key.clone(), loc }, format!("`{}` is declared twice in this file", d.name))
+                    .label("second declaration")
+                    .with(FileLoc { file: key.clone(), loc: first.clone() }, "first declared here")
+                    .help("rename one of them"),
+            );
+            continue;
+        }
+        first_decl.insert(&d.name, loc);
+        if d.kind == DeclKind::Subgraph {
+            subgraphs.insert(d.name.clone(), (key.clone(), d));
+        }
+    }
+    let mut provided: Vec<(usize, BTreeSet<String>)> = Vec::new();
+    for (i, imp) in ast.imports.iter().enumerate() {
+        let target = db.file(&import_key(&key, &imp.path));
+        let names = file_ast(db, target)
+            .decls
+            .iter()
+            .filter(|d| d.kind == DeclKind::Subgraph)
+            .map(|d| d.name.clone())
+            .collect();
+        provided.push((i, names));
+    }
+    for f in &closure.files {
+        let fkey = f.key(db).clone();
+        for d in file_ast(db, *f).decls.iter().filter(|d| d.kind == DeclKind::Subgraph) {
+            subgraphs.entry(d.name.clone()).or_insert((fkey.clone(), d));
+        }
+    }
+    let mut used: BTreeSet<String> = BTreeSet::new();
+    let mut workflows = Vec::new();
+    for d in &ast.decls {
+        match d.kind {
+            DeclKind::Workflow { .. } => {
+                let lowered = lower::lower(&key, d, &subgraphs);
+                findings.extend(lowered.findings.iter().cloned());
+                used.extend(lowered.used_subgraphs.iter().cloned());
+                workflows.push(lowered);
+            }
+            DeclKind::Subgraph => {
+                findings.extend(lower::check_subgraph(&key, d, &subgraphs));
+                collect_uses(&d.body, &mut used);
+            }
+        }
+    }
+    for (i, names) in provided {
+        let exists = db.file(&import_key(&key, &ast.imports[i].path)).exists(db);
+        if exists && !names.iter().any(|n| used.contains(n)) {
+            findings.push(
+                Finding::new(Code::UnusedImport, FileLoc { file: key.clone(), loc: Loc::Import(i) }, format!("nothing from `{}` is used", ast.imports[i].path))
+                    .label("unused import")
+                    .help("remove the import, or `use` one of its subgraphs"),
+            );
+        }
+    }
+    FileLowering { workflows, findings }
+}
+
+fn collect_uses(body: &crate::syntax::Body, used: &mut BTreeSet<String>) {
+    used.extend(body.uses.iter().map(|u| u.subgraph.clone()));
+    for p in &body.parallels {
+        collect_uses(&p.body, used);
+    }
+}
+
+/// Graph findings of each workflow of the file, addressed to its source.
+#[salsa::tracked(returns(ref))]
+pub fn validate_file(db: &dyn Db, file: SourceFile) -> Vec<Finding<FileLoc>> {
+    let cx = validate::Context {
+        roles: db.roles().names(db).clone(),
+    };
+    let mut out = Vec::new();
+    for w in &lower_file(db, file).workflows {
+        let fallback = w.origins.workflow.clone();
+        for f in validate::validate(&w.ir, &cx) {
+            let mapped = f.map(|r| w.origins.locate(&r).or_else(|| fallback.clone()));
+            let Some(at) = mapped.at.clone() else { continue };
+            out.push(Finding {
+                code: mapped.code,
+                message: mapped.message,
+                at,
+                label: mapped.label,
+                labels: mapped.labels.into_iter().filter_map(|(a, t)| Some((a?, t))).collect(),
+                help: mapped.help,
+            });
+        }
+    }
+    out
+}
+
+/// Every diagnostic of a file, with positions, sorted by position.
+#[salsa::tracked(returns(ref))]
+pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    let key = file.key(db).clone();
+    let mut out: Vec<Diagnostic> = parse_file(db, file)
+        .errors
+        .iter()
+        .map(|e| Diagnostic {
+            code: Code::Syntax,
+            severity: Code::Syntax.severity(),
+            message: e.message.clone(),
+            file: key.clone(),
+            span: e.span.clone(),
+            label: "here".into(),
+            labels: Vec::new(),
+            help: e.help.clone(),
+        })
+        .collect();
+    let findings = lower_file(db, file).findings.iter().chain(validate_file(db, file));
+    let mut seen = BTreeSet::new();
+    for f in findings {
+        let d = place(db, f);
+        // Instances inline a subgraph several times; report each place once.
+        if seen.insert((d.code, d.file.clone(), d.span.start, d.span.end, d.message.clone())) {
+            out.push(d);
+        }
+    }
+    out.sort_by(|a, b| (a.file.as_str(), a.span.start, a.code).cmp(&(b.file.as_str(), b.span.start, b.code)));
+    out
+}
+
+/// Gives a finding its positions through the source map of the file it points into.
+fn place(db: &dyn Db, f: &Finding<FileLoc>) -> Diagnostic {
+    let span_of = |at: &FileLoc| {
+        let map = &parse_file(db, db.file(&at.file)).map;
+        map.get(&at.loc).cloned().or_else(|| fallback_span(map, &at.loc)).unwrap_or(0..0)
+    };
+    let span = span_of(&f.at);
+    let labels = f
+        .labels
+        .iter()
+        .filter(|(at, _)| at.file == f.at.file)
+        .map(|(at, text)| Label { span: span_of(at), message: text.clone() })
+        .collect();
+    Diagnostic {
+        code: f.code,
+        severity: f.code.severity(),
+        message: f.message.clone(),
+        file: f.at.file.clone(),
+        span,
+        label: f.label.clone(),
+        labels,
+        help: f.help.clone(),
+    }
+}
+
+/// A nearby span for a location the map does not hold (e.g. an attribute key given as
+/// empty when the finding is about the whole node).
+fn fallback_span(map: &crate::syntax::SourceMap, loc: &Loc) -> Option<std::ops::Range<usize>> {
+    match loc {
+        Loc::Attr(scope, node, _) => map.get(&Loc::Node(scope.clone(), node.clone())).cloned(),
+        Loc::UseArg(scope, alias, _) | Loc::Use(scope, alias) => map.get(&Loc::Use(scope.clone(), alias.clone())).cloned(),
+        Loc::ParallelArg(scope, name, _) => map.get(&Loc::Parallel(scope.clone(), name.clone())).cloned(),
+        Loc::Bound(scope, s, g, t) => map.get(&Loc::Term(scope.clone(), *s, *g, *t)).cloned(),
+        _ => None,
+    }
+}

@@ -1,0 +1,797 @@
+//! The lowering walk over workflow, subgraph and parallel bodies.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{FileLoc, Origins, Subgraphs};
+use crate::diagnostic::Code;
+use crate::ir::{
+    Artifact, Attrs, Edge, FloatText, Knob, KnobType, Label, Literal, Node, NodeKind, END, START,
+};
+use crate::syntax::{
+    Arg, ArgValue, Body, BoundRef, Bounds, Decl, KnobDecl, Loc, Param, ParamType, Term, Value,
+};
+use crate::validate::Finding;
+
+/// How a flow refers to a name: the ids edges go into, and the (id, label) pairs edges
+/// leave from. A plain node is its own entry and exit; an instance or parallel block
+/// has the entries and exits of its body.
+#[derive(Debug, Clone)]
+pub(super) struct Endpoints {
+    pub(super) entries: Vec<String>,
+    exits: Vec<(String, Option<Label>)>,
+    /// Set for single nodes, which may carry verdict labels.
+    single: bool,
+}
+
+impl Endpoints {
+    fn node(id: &str) -> Endpoints {
+        Endpoints {
+            entries: vec![id.to_string()],
+            exits: vec![(id.to_string(), None)],
+            single: true,
+        }
+    }
+}
+
+/// A subgraph parameter's value.
+#[derive(Debug, Clone)]
+pub(super) enum Binding {
+    Node(Endpoints),
+    Value { lit: Literal, knob: Option<String> },
+}
+
+pub(super) struct Scope {
+    pub(super) file: String,
+    pub(super) key: String,
+    pub(super) prefix: String,
+    pub(super) top: bool,
+    pub(super) params: BTreeMap<String, Binding>,
+    pub(super) names: BTreeMap<String, Endpoints>,
+    pub(super) artifacts: BTreeMap<String, Artifact>,
+    /// Inside an instance, every origin is the `use` in the outermost file.
+    pub(super) origin: Option<FileLoc>,
+    /// Entries and exits of a non-top body, from `start ->` and `-> end`.
+    pub(super) entries: Vec<String>,
+    pub(super) exits: Vec<(String, Option<Label>)>,
+}
+
+impl Scope {
+    pub(super) fn at(&self, loc: Loc) -> FileLoc {
+        self.origin.clone().unwrap_or(FileLoc {
+            file: self.file.clone(),
+            loc,
+        })
+    }
+
+    fn here(&self, loc: Loc) -> FileLoc {
+        FileLoc {
+            file: self.file.clone(),
+            loc,
+        }
+    }
+}
+
+pub(super) struct Lowering<'a> {
+    subgraphs: &'a Subgraphs<'a>,
+    pub nodes: Vec<Node>,
+    pub edges: Vec<(Edge, Option<FileLoc>)>,
+    pub knobs: Vec<Knob>,
+    pub inputs: Vec<Artifact>,
+    pub origins: Origins,
+    pub findings: Vec<Finding<FileLoc>>,
+    pub used_subgraphs: BTreeSet<String>,
+    /// Subgraphs being instantiated (to refuse recursion).
+    stack: Vec<String>,
+    /// Findings inside an instantiated subgraph belong to the subgraph's own file and
+    /// are reported when that file is checked.
+    quiet: usize,
+    used_knobs: BTreeSet<String>,
+}
+
+impl<'a> Lowering<'a> {
+    pub fn new(subgraphs: &'a Subgraphs<'a>) -> Lowering<'a> {
+        Lowering {
+            subgraphs,
+            nodes: Vec::new(),
+            edges: Vec::new(),
+            knobs: Vec::new(),
+            inputs: Vec::new(),
+            origins: Origins::default(),
+            findings: Vec::new(),
+            used_subgraphs: BTreeSet::new(),
+            stack: Vec::new(),
+            quiet: 0,
+            used_knobs: BTreeSet::new(),
+        }
+    }
+
+    pub(super) fn report(&mut self, f: Finding<FileLoc>) {
+        if self.quiet == 0 {
+            self.findings.push(f);
+        }
+    }
+
+    pub fn lower_workflow(&mut self, file: &str, decl: &Decl) {
+        let mut scope = Scope {
+            file: file.to_string(),
+            key: decl.name.clone(),
+            prefix: String::new(),
+            top: true,
+            params: BTreeMap::new(),
+            names: BTreeMap::new(),
+            artifacts: BTreeMap::new(),
+            origin: None,
+            entries: Vec::new(),
+            exits: Vec::new(),
+        };
+        for k in &decl.body.knobs {
+            self.knob(&scope, k);
+        }
+        for input in &decl.body.inputs {
+            let art = Artifact {
+                name: Some(input.name.clone()),
+                path: input.path.clone(),
+            };
+            if scope.artifacts.insert(input.name.clone(), art.clone()).is_some() {
+                self.duplicate(&scope, Loc::Input(scope.key.clone(), input.name.clone()), &input.name, None);
+            }
+            self.inputs.push(art);
+        }
+        for (id, kind) in [(START, NodeKind::Start), (END, NodeKind::End)] {
+            self.nodes.push(Node {
+                id: id.to_string(),
+                kind,
+                attrs: Attrs::default(),
+            });
+            self.origins.nodes.insert(id.to_string(), scope.here(Loc::Decl(decl.name.clone())));
+        }
+        self.body(&mut scope, &decl.body);
+        self.scan_knob_templates();
+        for k in &decl.body.knobs {
+            if !self.used_knobs.contains(&k.name) {
+                self.report(
+                    Finding::new(Code::UnusedKnob, scope.here(Loc::Knob(scope.key.clone(), k.name.clone())), format!("knob `{}` is never used", k.name))
+                        .label("unused")
+                        .help(format!("use it (`(max {0})`, an argument, `{{{{knobs.{0}}}}}`) or delete it", k.name)),
+                );
+            }
+        }
+    }
+
+    /// Lowers a subgraph on its own, with placeholder arguments, to report the findings
+    /// in its body. The graph it produces is not validated: its shape depends on how it
+    /// is used.
+    pub fn check_subgraph(&mut self, file: &str, decl: &Decl) {
+        let mut params = BTreeMap::new();
+        for p in &decl.params {
+            let binding = match p.ty {
+                ParamType::Node => Binding::Node(Endpoints::node(&p.name)),
+                _ => Binding::Value {
+                    lit: p.default.clone().unwrap_or_else(|| placeholder(p.ty)),
+                    knob: None,
+                },
+            };
+            if params.insert(p.name.clone(), binding).is_some() {
+                let at = FileLoc { file: file.to_string(), loc: Loc::Param(decl.name.clone(), p.name.clone()) };
+                self.report(Finding::new(Code::DuplicateName, at, format!("parameter `{}` is declared twice", p.name)).help("rename or remove one of them"));
+            }
+        }
+        let mut scope = Scope {
+            file: file.to_string(),
+            key: decl.name.clone(),
+            prefix: format!("{}.", decl.name),
+            top: false,
+            params,
+            names: BTreeMap::new(),
+            artifacts: BTreeMap::new(),
+            origin: None,
+            entries: Vec::new(),
+            exits: Vec::new(),
+        };
+        self.stack.push(decl.name.clone());
+        self.body(&mut scope, &decl.body);
+        self.stack.pop();
+        if scope.entries.is_empty() {
+            self.report(
+                Finding::new(Code::MissingStart, scope.here(Loc::Decl(decl.name.clone())), format!("subgraph `{}` has no `start ->` edge", decl.name))
+                    .label("no entry")
+                    .help("begin its flow with `start -> <first node>`"),
+            );
+        }
+    }
+
+    fn knob(&mut self, scope: &Scope, k: &KnobDecl) {
+        let loc = Loc::Knob(scope.key.clone(), k.name.clone());
+        if self.knobs.iter().any(|x| x.name == k.name) {
+            self.duplicate(scope, loc, &k.name, None);
+            return;
+        }
+        let ty = match k.ty {
+            ParamType::Int => KnobType::Int,
+            ParamType::Float => KnobType::Float,
+            ParamType::String => KnobType::String,
+            ParamType::Bool => KnobType::Bool,
+            ParamType::Node => KnobType::String,
+        };
+        let (mut min, mut max, mut choices) = (None, None, Vec::new());
+        match &k.bounds {
+            Some(Bounds::Range(lo, hi)) if matches!(ty, KnobType::Int | KnobType::Float) => {
+                min = Some(lo.clone());
+                max = Some(hi.clone());
+            }
+            Some(Bounds::Choices(list)) => {
+                for c in list {
+                    match c {
+                        Literal::Str(s) => choices.push(s.clone()),
+                        other => self.report(
+                            Finding::new(Code::BadAttribute, scope.here(loc.clone()), format!("choice {other} of knob `{}` is not a string", k.name))
+                                .help("choices are strings: `in [\"a\", \"b\"]`; numbers take a range `in 1..=5`"),
+                        ),
+                    }
+                }
+            }
+            Some(Bounds::Range(..)) => self.report(
+                Finding::new(Code::BadAttribute, scope.here(loc.clone()), format!("a range bound needs a number knob, but `{}` is {}", k.name, k.ty.as_str()))
+                    .help("give int and float knobs a range (`in 1..=5`), string knobs a list (`in [\"a\", \"b\"]`)"),
+            ),
+            None => {}
+        }
+        let default = match (ty, &k.default) {
+            (KnobType::Float, Literal::Int(i)) => Literal::Float(FloatText::from_f64(*i as f64)),
+            (_, d) => d.clone(),
+        };
+        if k.ty == ParamType::Node {
+            self.report(
+                Finding::new(Code::BadAttribute, scope.here(loc.clone()), format!("knob `{}` cannot have type node", k.name))
+                    .help("knobs are int, float, string or bool; node parameters belong to subgraphs"),
+            );
+        }
+        self.origins.knobs.insert(k.name.clone(), scope.here(loc));
+        self.knobs.push(Knob {
+            name: k.name.clone(),
+            ty,
+            default,
+            min,
+            max,
+            choices,
+            expandable: k.expandable,
+        });
+    }
+
+    fn duplicate(&mut self, scope: &Scope, loc: Loc, name: &str, first: Option<Loc>) {
+        let mut f = Finding::new(Code::DuplicateName, scope.here(loc), format!("`{name}` is declared twice"))
+            .label("second declaration")
+            .help(format!("rename one of the two declarations of `{name}`"));
+        if let Some(first) = first {
+            f = f.with(scope.here(first), "first declared here");
+        }
+        self.report(f);
+    }
+
+    fn body(&mut self, scope: &mut Scope, body: &Body) {
+        if !scope.top {
+            for k in &body.knobs {
+                self.report(
+                    Finding::new(Code::BadArgument, scope.here(Loc::Knob(scope.key.clone(), k.name.clone())), format!("knob `{}` is declared inside a subgraph or parallel block", k.name))
+                        .help("declare knobs in the workflow, and pass them to subgraphs as parameters"),
+                );
+            }
+        }
+        // Names first, so flows, arguments and reads can refer to anything in the body.
+        let in_flow: BTreeSet<&str> = body
+            .flow
+            .iter()
+            .flat_map(|s| s.groups.iter().flatten())
+            .map(|t| t.name.as_str())
+            .collect();
+        let mut declared: BTreeMap<String, Loc> = BTreeMap::new();
+        let mut fresh = |name: &str, loc: Loc, me: &mut Self, scope: &Scope| -> bool {
+            if name == START || name == END {
+                me.report(
+                    Finding::new(Code::DuplicateName, scope.here(loc), format!("`{name}` is reserved for the flow's entry and exit"))
+                        .help("pick another name"),
+                );
+                return false;
+            }
+            if let Some(first) = declared.get(name) {
+                me.duplicate(scope, loc, name, Some(first.clone()));
+                return false;
+            }
+            declared.insert(name.to_string(), loc);
+            true
+        };
+        let mut nodes = Vec::new();
+        for n in &body.nodes {
+            if fresh(&n.name, Loc::Node(scope.key.clone(), n.name.clone()), self, scope) {
+                scope.names.insert(n.name.clone(), Endpoints::node(&format!("{}{}", scope.prefix, n.name)));
+                nodes.push(n);
+            }
+        }
+        for u in &body.uses {
+            if !fresh(&u.alias, Loc::Use(scope.key.clone(), u.alias.clone()), self, scope) {
+                continue;
+            }
+            if let Some(ends) = self.instantiate(scope, u) {
+                scope.names.insert(u.alias.clone(), ends);
+            }
+        }
+        for p in &body.parallels {
+            if !fresh(&p.name, Loc::Parallel(scope.key.clone(), p.name.clone()), self, scope) {
+                continue;
+            }
+            let ends = self.parallel(scope, p);
+            scope.names.insert(p.name.clone(), ends);
+        }
+        for n in &nodes {
+            for a in n.attrs.iter().filter(|a| a.key == "writes") {
+                for v in &a.values {
+                    if let Value::Named { name, path } = v {
+                        scope.artifacts.insert(
+                            name.clone(),
+                            Artifact {
+                                name: Some(format!("{}{name}", scope.prefix)),
+                                path: path.clone(),
+                            },
+                        );
+                    }
+                }
+            }
+        }
+        for n in nodes {
+            if !in_flow.contains(n.name.as_str()) {
+                self.report(
+                    Finding::new(Code::UnusedNode, scope.here(Loc::Node(scope.key.clone(), n.name.clone())), format!("node `{}` is declared but not used in any flow", n.name))
+                        .label("not in any flow")
+                        .help(format!("add `{}` to a `flow {{ ... }}` statement, or delete it", n.name)),
+                );
+                continue;
+            }
+            let node = self.node(scope, n);
+            self.origins
+                .nodes
+                .insert(node.id.clone(), scope.at(Loc::Node(scope.key.clone(), n.name.clone())));
+            self.nodes.push(node);
+        }
+        for (s, stmt) in body.flow.iter().enumerate() {
+            for g in 1..stmt.groups.len() {
+                for (ti, src) in stmt.groups[g - 1].iter().enumerate() {
+                    for (tj, dst) in stmt.groups[g].iter().enumerate() {
+                        self.edge(scope, (s, g - 1, ti, src), (s, g, tj, dst));
+                    }
+                }
+            }
+            if let Some(last) = stmt.groups.last() {
+                for (t, term) in last.iter().enumerate() {
+                    if let Some(label) = term.label {
+                        let at = scope.at(Loc::Term(scope.key.clone(), s, stmt.groups.len() - 1, t));
+                        self.report(
+                            Finding::new(Code::LabelOnNonGate, at, format!("`{}.{label}` ends the statement, so the label leads nowhere", term.name))
+                                .label("label on a target")
+                                .help(format!("a label goes on the source of an edge: `{}.{label} -> <node>`", term.name)),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    fn resolve_name(&mut self, scope: &Scope, name: &str, loc: Loc) -> Option<Endpoints> {
+        if let Some(e) = scope.names.get(name) {
+            return Some(e.clone());
+        }
+        if let Some(Binding::Node(e)) = scope.params.get(name) {
+            return Some(e.clone());
+        }
+        let mut known: Vec<&str> = scope.names.keys().map(String::as_str).collect();
+        known.extend(scope.params.iter().filter(|(_, b)| matches!(b, Binding::Node(_))).map(|(k, _)| k.as_str()));
+        let hint = closest(name, &known).map_or(String::new(), |c| format!("did you mean `{c}`? "));
+        self.report(
+            Finding::new(Code::UnknownNode, scope.at(loc), format!("no node, instance or parallel block is named `{name}`"))
+                .label("unknown name")
+                .help(format!("{hint}declare it in this block (e.g. `agent {name} {{ role: ... }}`), or fix the name")),
+        );
+        None
+    }
+
+    fn edge(&mut self, scope: &mut Scope, from: (usize, usize, usize, &Term), to: (usize, usize, usize, &Term)) {
+        let (fs, fg, ft, src) = from;
+        let (ts, tg, tt, dst) = to;
+        let src_loc = Loc::Term(scope.key.clone(), fs, fg, ft);
+        let dst_loc = Loc::Term(scope.key.clone(), ts, tg, tt);
+        // Sources.
+        let sources: Vec<(String, Option<Label>)> = if src.name == START {
+            if scope.top {
+                vec![(START.to_string(), None)]
+            } else {
+                Vec::new() // the body's entries are the targets, recorded below
+            }
+        } else if src.name == END {
+            self.report(
+                Finding::new(Code::UnknownNode, scope.at(src_loc), "`end` cannot have successors")
+                    .help("`end` finishes the flow; put it last in a statement"),
+            );
+            return;
+        } else {
+            let Some(ends) = self.resolve_name(scope, &src.name, src_loc.clone()) else {
+                return;
+            };
+            if src.label.is_some() && !ends.single {
+                self.report(
+                    Finding::new(Code::LabelOnNonGate, scope.at(src_loc), format!("`{}` is a subgraph instance or parallel block, which has no verdicts of its own", src.name))
+                        .label("label on an instance")
+                        .help("route the instance's outcomes inside the subgraph (pass the target as a node parameter)"),
+                );
+                return;
+            }
+            ends.exits
+                .into_iter()
+                .map(|(id, l)| (id, src.label.or(l)))
+                .collect()
+        };
+        let (max, max_knob) = self.bound(scope, src, (fs, fg, ft));
+        // Targets.
+        let targets: Vec<String> = if dst.name == END {
+            if scope.top {
+                vec![END.to_string()]
+            } else {
+                scope.exits.extend(sources.iter().cloned());
+                return;
+            }
+        } else if dst.name == START {
+            self.report(
+                Finding::new(Code::UnknownNode, scope.at(dst_loc), "`start` cannot be the target of an edge")
+                    .help("`start` begins the flow; use a reloop to go back to an earlier node"),
+            );
+            return;
+        } else {
+            match self.resolve_name(scope, &dst.name, dst_loc) {
+                Some(e) => e.entries,
+                None => return,
+            }
+        };
+        if src.name == START && !scope.top {
+            scope.entries.extend(targets);
+            return;
+        }
+        for (from, label) in &sources {
+            for to in &targets {
+                let edge = Edge {
+                    from: from.clone(),
+                    to: to.clone(),
+                    label: *label,
+                    max: if *label == Some(Label::Reloop) { max } else { None },
+                    max_knob: if *label == Some(Label::Reloop) { max_knob.clone() } else { None },
+                };
+                self.edges.push((edge, Some(scope.at(src_loc.clone()))));
+            }
+        }
+    }
+
+    fn bound(&mut self, scope: &Scope, term: &Term, at: (usize, usize, usize)) -> (Option<u32>, Option<String>) {
+        let Some(bound) = &term.bound else {
+            return (None, None);
+        };
+        let loc = Loc::Bound(scope.key.clone(), at.0, at.1, at.2);
+        if term.label != Some(Label::Reloop) {
+            self.report(
+                Finding::new(Code::BadAttribute, scope.at(loc), "`(max N)` bounds only reloop edges")
+                    .help(format!("write `{}.reloop(max N) -> ...`, or drop the bound", term.name)),
+            );
+            return (None, None);
+        }
+        match bound {
+            BoundRef::Count(n) => (Some(*n), None),
+            BoundRef::Name(name) => match self.value_of(scope, name) {
+                Some((Literal::Int(n), knob)) if n >= 0 => (Some(n.min(u32::MAX as i64) as u32), knob),
+                _ => {
+                    self.report(
+                        Finding::new(Code::BadArgument, scope.at(loc), format!("`{name}` is not an int knob or parameter"))
+                            .help("a bound is a whole number or the name of an int knob or parameter"),
+                    );
+                    (None, None)
+                }
+            },
+        }
+    }
+
+    /// The value of a knob or value parameter, with the knob it comes from.
+    pub(super) fn value_of(&mut self, scope: &Scope, name: &str) -> Option<(Literal, Option<String>)> {
+        if let Some(b) = scope.params.get(name) {
+            return match b {
+                Binding::Value { lit, knob } => {
+                    if let Some(k) = knob {
+                        self.used_knobs.insert(k.clone());
+                    }
+                    Some((lit.clone(), knob.clone()))
+                }
+                Binding::Node(_) => None,
+            };
+        }
+        if scope.top
+            && let Some(k) = self.knobs.iter().find(|k| k.name == name)
+        {
+            let lit = k.default.clone();
+            self.used_knobs.insert(name.to_string());
+            return Some((lit, Some(name.to_string())));
+        }
+        None
+    }
+
+    fn instantiate(&mut self, scope: &mut Scope, u: &crate::syntax::UseDecl) -> Option<Endpoints> {
+        let use_loc = Loc::Use(scope.key.clone(), u.alias.clone());
+        let Some((file, decl)) = self.subgraphs.get(&u.subgraph).cloned() else {
+            let known: Vec<&str> = self.subgraphs.keys().map(String::as_str).collect();
+            let hint = closest(&u.subgraph, &known).map_or(String::new(), |c| format!("did you mean `{c}`? "));
+            self.report(
+                Finding::new(Code::UnknownSubgraph, scope.at(Loc::UseSubgraph(scope.key.clone(), u.alias.clone())), format!("no subgraph named `{}`", u.subgraph))
+                    .label("unknown subgraph")
+                    .help(format!("{hint}import the file that declares it (e.g. `import std/{}`)", u.subgraph)),
+            );
+            return None;
+        };
+        self.used_subgraphs.insert(u.subgraph.clone());
+        if self.stack.contains(&u.subgraph) {
+            self.report(
+                Finding::new(Code::ImportCycle, scope.at(use_loc), format!("subgraph `{}` ends up using itself", u.subgraph))
+                    .help("a subgraph cannot contain an instance of itself; break the cycle"),
+            );
+            return None;
+        }
+        let key = scope.key.clone();
+        let params = self.bind_args(scope, &u.subgraph, &decl.params, &u.args, |a| Loc::UseArg(key.clone(), u.alias.clone(), a))?;
+        let mut inner = Scope {
+            file: file.clone(),
+            key: decl.name.clone(),
+            prefix: format!("{}{}.", scope.prefix, u.alias),
+            top: false,
+            params,
+            names: BTreeMap::new(),
+            artifacts: BTreeMap::new(),
+            origin: Some(scope.at(use_loc)),
+            entries: Vec::new(),
+            exits: Vec::new(),
+        };
+        self.stack.push(u.subgraph.clone());
+        self.quiet += 1;
+        self.body(&mut inner, &decl.body);
+        self.quiet -= 1;
+        self.stack.pop();
+        // The instance's named artifacts are visible as `alias.name`.
+        for (name, art) in inner.artifacts {
+            if !name.contains('.') {
+                scope.artifacts.insert(format!("{}.{name}", u.alias), art);
+            }
+        }
+        Some(Endpoints {
+            entries: inner.entries,
+            exits: inner.exits,
+            single: false,
+        })
+    }
+}
+
+impl Lowering<'_> {
+    /// Binds the arguments of a `use` to the subgraph's parameters.
+    fn bind_args(
+        &mut self,
+        scope: &Scope,
+        subgraph: &str,
+        params: &[Param],
+        args: &[Arg],
+        loc: impl Fn(String) -> Loc,
+    ) -> Option<BTreeMap<String, Binding>> {
+        let mut out = BTreeMap::new();
+        let mut ok = true;
+        for a in args {
+            if !params.iter().any(|p| p.name == a.name) {
+                let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
+                self.report(
+                    Finding::new(Code::BadArgument, scope.at(loc(a.name.clone())), format!("`{subgraph}` has no parameter `{}`", a.name))
+                        .label("unknown argument")
+                        .help(format!("its parameters are: {}", if names.is_empty() { "(none)".to_string() } else { names.join(", ") })),
+                );
+                ok = false;
+            }
+        }
+        for p in params {
+            let arg = args.iter().find(|a| a.name == p.name);
+            let at = scope.at(arg.map_or_else(|| Loc::Use(scope.key.clone(), String::new()), |a| loc(a.name.clone())));
+            let Some(arg) = arg else {
+                match &p.default {
+                    Some(d) => {
+                        out.insert(p.name.clone(), Binding::Value { lit: d.clone(), knob: None });
+                    }
+                    None => {
+                        self.report(
+                            Finding::new(Code::BadArgument, at, format!("`{subgraph}` needs the argument `{}` ({})", p.name, p.ty.as_str()))
+                                .label("missing argument")
+                                .help(format!("pass it: `{}: ...`", p.name)),
+                        );
+                        ok = false;
+                    }
+                }
+                continue;
+            };
+            let binding = match (&arg.value, p.ty) {
+                (ArgValue::Name(n), ParamType::Node) => {
+                    match self.resolve_name(scope, n, loc(arg.name.clone())) {
+                        Some(e) => Binding::Node(e),
+                        None => {
+                            ok = false;
+                            continue;
+                        }
+                    }
+                }
+                (ArgValue::Literal(l), _) => Binding::Value { lit: l.clone(), knob: None },
+                (ArgValue::Name(n), _) => match self.value_of(scope, n) {
+                    Some((lit, knob)) => Binding::Value { lit, knob },
+                    None => {
+                        self.report(
+                            Finding::new(Code::BadArgument, at, format!("`{n}` is not a knob or parameter"))
+                                .label("unknown value")
+                                .help(format!("pass a literal or the name of a knob for `{}`", p.name)),
+                        );
+                        ok = false;
+                        continue;
+                    }
+                },
+            };
+            if let Binding::Value { lit, .. } = &binding {
+                if p.ty == ParamType::Node {
+                    self.report(
+                        Finding::new(Code::BadArgument, at, format!("`{}` takes a node, not {lit}", p.name))
+                            .help("pass the name of a node, instance or parallel block"),
+                    );
+                    ok = false;
+                    continue;
+                }
+                let (min, max, choices) = match &p.bounds {
+                    Some(Bounds::Range(lo, hi)) => (Some(lo), Some(hi), Vec::new()),
+                    Some(Bounds::Choices(c)) => (None, None, c.iter().map(|l| match l { Literal::Str(s) => s.clone(), o => o.to_string() }).collect()),
+                    None => (None, None, Vec::new()),
+                };
+                let ty = match p.ty {
+                    ParamType::Int => KnobType::Int,
+                    ParamType::Float => KnobType::Float,
+                    ParamType::Bool => KnobType::Bool,
+                    _ => KnobType::String,
+                };
+                if let Some(problem) = crate::validate::literal_fits(lit, ty, min, max, &choices, false) {
+                    let code = if problem.starts_with("is not of type") { Code::BadArgument } else { Code::OutOfBounds };
+                    self.report(
+                        Finding::new(code, at, format!("argument `{}` = {lit} {problem}", p.name))
+                            .label("bad value")
+                            .help(format!("pass a {} value{}", ty_name(ty), bounds_text(&p.bounds))),
+                    );
+                    ok = false;
+                    continue;
+                }
+            }
+            out.insert(p.name.clone(), binding);
+        }
+        ok.then_some(out)
+    }
+
+    fn parallel(&mut self, scope: &mut Scope, p: &crate::syntax::Parallel) -> Endpoints {
+        let id = format!("{}{}", scope.prefix, p.name);
+        let mut attrs = Attrs {
+            doc: (!p.doc.is_empty()).then(|| p.doc.clone()),
+            isolation: Some(p.isolation.clone().unwrap_or_else(|| "worktrees".into())),
+            ..Attrs::default()
+        };
+        if attrs.isolation.as_deref() != Some("worktrees") {
+            self.report(
+                Finding::new(Code::BadArgument, scope.at(Loc::Parallel(scope.key.clone(), p.name.clone())), format!("unknown isolation `{}`", attrs.isolation.clone().unwrap_or_default()))
+                    .help("write `in worktrees` (each branch runs in its own git worktree)"),
+            );
+        }
+        for a in &p.args {
+            let loc = scope.at(Loc::ParallelArg(scope.key.clone(), p.name.clone(), a.name.clone()));
+            if a.name != "count" {
+                self.report(
+                    Finding::new(Code::BadArgument, loc, format!("a parallel block has no argument `{}`", a.name))
+                        .help("its one argument is `count: N` (how many branches run)"),
+                );
+                continue;
+            }
+            let value = match &a.value {
+                ArgValue::Literal(l) => Some((l.clone(), None)),
+                ArgValue::Name(n) => self.value_of(scope, n),
+            };
+            match value {
+                Some((Literal::Int(n), knob)) if (1..=u32::MAX as i64).contains(&n) => {
+                    attrs.count = Some(n as u32);
+                    attrs.count_knob = knob;
+                }
+                _ => self.report(
+                    Finding::new(Code::BadArgument, loc, "`count` must be a whole number of at least 1, or an int knob")
+                        .help("e.g. `parallel hypotheses(count: 3) in worktrees { ... }`"),
+                ),
+            }
+        }
+        self.origins.nodes.insert(id.clone(), scope.at(Loc::Parallel(scope.key.clone(), p.name.clone())));
+        self.nodes.push(Node { id: id.clone(), kind: NodeKind::Parallel, attrs });
+        let mut inner = Scope {
+            file: scope.file.clone(),
+            key: format!("{}/{}", scope.key, p.name),
+            prefix: format!("{id}."),
+            top: false,
+            params: scope.params.clone(),
+            names: BTreeMap::new(),
+            artifacts: scope.artifacts.clone(),
+            origin: scope.origin.clone(),
+            entries: Vec::new(),
+            exits: Vec::new(),
+        };
+        self.body(&mut inner, &p.body);
+        if inner.entries.is_empty() {
+            self.report(
+                Finding::new(Code::MissingStart, scope.at(Loc::Parallel(scope.key.clone(), p.name.clone())), format!("parallel block `{}` has no `start ->` edge", p.name))
+                    .help("begin its flow with `start -> <first node>` and end it with `-> end`"),
+            );
+        }
+        for to in &inner.entries {
+            let edge = Edge { from: id.clone(), to: to.clone(), label: None, max: None, max_knob: None };
+            self.edges.push((edge, Some(scope.at(Loc::Parallel(scope.key.clone(), p.name.clone())))));
+        }
+        Endpoints { entries: vec![id], exits: inner.exits, single: false }
+    }
+
+    /// Marks knobs used through `{{knobs.x}}` in any template.
+    fn scan_knob_templates(&mut self) {
+        for n in &self.nodes {
+            let a = &n.attrs;
+            for text in [&a.task, &a.run, &a.question, &a.prompt, &a.model].into_iter().flatten() {
+                for v in crate::validate::template_vars(text) {
+                    if let Some(k) = v.strip_prefix("knobs.") {
+                        self.used_knobs.insert(k.to_string());
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn ty_name(ty: KnobType) -> &'static str {
+    crate::validate::knob_type_name(ty)
+}
+
+fn bounds_text(b: &Option<Bounds>) -> String {
+    match b {
+        Some(Bounds::Range(lo, hi)) => format!(" in {lo}..={hi}"),
+        Some(Bounds::Choices(c)) => format!(" among {}", c.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")),
+        None => String::new(),
+    }
+}
+
+fn placeholder(ty: ParamType) -> Literal {
+    match ty {
+        ParamType::Int => Literal::Int(1),
+        ParamType::Float => Literal::Float(FloatText::from_f64(1.0)),
+        ParamType::Bool => Literal::Bool(false),
+        ParamType::String | ParamType::Node => Literal::Str(String::new()),
+    }
+}
+
+/// The known name closest to `name` by edit distance, if any is close.
+fn closest<'n>(name: &str, known: &[&'n str]) -> Option<&'n str> {
+    known
+        .iter()
+        .map(|k| (edit_distance(name, k), *k))
+        .filter(|(d, k)| *d <= (k.len().max(name.len()) / 3).max(1))
+        .min()
+        .map(|(_, k)| k)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}

@@ -1,0 +1,121 @@
+//! Lowering: a `workflow` declaration and the subgraphs it uses become one flat [`Ir`].
+//!
+//! Subgraph instances are inlined with prefixed ids (`qa.gate`), parameters are
+//! substituted, knob references are resolved to values (keeping the knob's name beside
+//! the value so the outer loop can tune it), and every edge is made explicit. Findings
+//! here are the rules that need the tree (names, imports, arguments, attributes); the
+//! graph rules run afterwards on the IR in [`crate::validate`].
+
+mod attrs;
+mod body;
+mod node;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::ir::{IR_VERSION, Ir, WorkflowMeta};
+use crate::syntax::{Decl, DeclKind, Loc};
+use crate::validate::{Finding, IrRef};
+
+pub use attrs::ALLOWED_ATTRS;
+
+/// A syntax location in a specific file; files are named by the loader's key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileLoc {
+    pub file: String,
+    pub loc: Loc,
+}
+
+/// Where each part of a lowered IR came from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Origins {
+    pub workflow: Option<FileLoc>,
+    pub nodes: BTreeMap<String, FileLoc>,
+    /// Indexed like `Ir::edges`.
+    pub edges: Vec<Option<FileLoc>>,
+    pub knobs: BTreeMap<String, FileLoc>,
+}
+
+impl Origins {
+    pub fn locate(&self, r: &IrRef) -> Option<FileLoc> {
+        match r {
+            IrRef::Workflow => self.workflow.clone(),
+            IrRef::Node(id) => self.nodes.get(id).cloned(),
+            IrRef::Edge(i) => self.edges.get(*i).cloned().flatten(),
+            IrRef::Knob(k) => self.knobs.get(k).cloned(),
+        }
+    }
+}
+
+/// The subgraphs visible to a workflow: name → (file key, declaration).
+pub type Subgraphs<'a> = BTreeMap<String, (String, &'a Decl)>;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lowered {
+    pub ir: Ir,
+    pub origins: Origins,
+    pub findings: Vec<Finding<FileLoc>>,
+    /// Subgraph names this workflow instantiated (for the unused-import warning).
+    pub used_subgraphs: BTreeSet<String>,
+}
+
+/// Lowers workflow `decl` of file `file`.
+pub fn lower(file: &str, decl: &Decl, subgraphs: &Subgraphs<'_>) -> Lowered {
+    let headless = matches!(decl.kind, DeclKind::Workflow { headless: true });
+    let mut cx = body::Lowering::new(subgraphs);
+    cx.lower_workflow(file, decl);
+    let body::Lowering {
+        nodes,
+        edges,
+        knobs,
+        inputs,
+        origins,
+        findings,
+        used_subgraphs,
+        ..
+    } = cx;
+    let description = decl
+        .doc
+        .split("\n\n")
+        .next()
+        .unwrap_or_default()
+        .replace('\n', " ");
+    let mut ir = Ir {
+        ir_version: IR_VERSION,
+        workflow: WorkflowMeta {
+            name: decl.name.clone(),
+            description,
+            doc: decl.doc.clone(),
+            headless,
+            inputs,
+        },
+        start: crate::ir::START.to_string(),
+        knobs,
+        nodes,
+        edges: Vec::new(),
+    };
+    // Sort edges with their origins so both stay indexed alike.
+    let mut pairs: Vec<_> = edges.into_iter().collect();
+    pairs.sort_by(|a, b| a.0.cmp(&b.0));
+    pairs.dedup_by(|a, b| a.0 == b.0);
+    let mut origins = origins;
+    origins.edges = pairs.iter().map(|(_, o)| o.clone()).collect();
+    ir.edges = pairs.into_iter().map(|(e, _)| e).collect();
+    ir.canonicalize();
+    origins.workflow = Some(FileLoc {
+        file: file.to_string(),
+        loc: Loc::Decl(decl.name.clone()),
+    });
+    Lowered {
+        ir,
+        origins,
+        findings,
+        used_subgraphs,
+    }
+}
+
+/// Lowers subgraph `decl` on its own to report the findings in its body.
+pub fn check_subgraph(file: &str, decl: &Decl, subgraphs: &Subgraphs<'_>) -> Vec<Finding<FileLoc>> {
+    let mut cx = body::Lowering::new(subgraphs);
+    cx.check_subgraph(file, decl);
+    cx.findings
+}

@@ -1,0 +1,795 @@
+//! The parser driver: walks blocks by hand and parses one declaration or flow statement
+//! at a time with the pest grammar, so a syntax error is reported and the parser resumes
+//! at the next declaration instead of giving up on the file.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use pest::Parser as _;
+use pest::iterators::Pair;
+
+use super::ast::*;
+use crate::ir::{FloatText, Label, Literal, NodeKind};
+
+#[derive(pest_derive::Parser)]
+#[grammar = "syntax/grammar.pest"]
+struct FwfParser;
+
+/// Byte spans of the syntax addressed by [`Loc`]s.
+pub type SourceMap = HashMap<Loc, Range<usize>>;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyntaxError {
+    pub span: Range<usize>,
+    pub message: String,
+    pub help: String,
+}
+
+/// The result of parsing one file: never fails; errors sit beside the tree.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Parsed {
+    pub ast: Ast,
+    pub map: SourceMap,
+    pub errors: Vec<SyntaxError>,
+}
+
+/// Parses a whole `.fwf` source text.
+pub fn parse(text: &str) -> Parsed {
+    let mut p = Driver {
+        text,
+        pos: 0,
+        base: 0,
+        out: Parsed::default(),
+    };
+    p.file();
+    p.out
+}
+
+struct Driver<'t> {
+    text: &'t str,
+    pos: usize,
+    /// Offset of the text the current pairs were parsed from.
+    base: usize,
+    out: Parsed,
+}
+
+/// Keywords a declaration line can start with, per block level; recovery resumes there.
+const TOP_KEYWORDS: &[&str] = &["workflow", "subgraph", "import", "headless", "///", "//!"];
+const BODY_KEYWORDS: &[&str] = &[
+    "import", "input", "knob", "use", "agent", "fn", "gate", "fork", "join", "select", "study",
+    "llm", "parallel", "flow", "///",
+];
+
+enum Level {
+    Top,
+    Body,
+    Flow,
+}
+
+impl<'t> Driver<'t> {
+    fn file(&mut self) {
+        if let Ok(mut pairs) = FwfParser::parse(Rule::file_docs, self.text) {
+            if let Some(pair) = pairs.next() {
+                self.pos = pair.as_span().end();
+                self.out.ast.doc = docs_text(pair.into_inner());
+            }
+        }
+        loop {
+            self.skip_trivia();
+            if self.pos >= self.text.len() {
+                return;
+            }
+            let Some(pair) = self.item(Rule::top_item, Level::Top) else {
+                continue;
+            };
+            match pair.as_rule() {
+                Rule::import => self.import(pair),
+                Rule::workflow_head | Rule::subgraph_head => self.decl(pair),
+                Rule::close => self.error(
+                    self.span(&pair),
+                    "unexpected `}`".into(),
+                    "remove it, or check the braces of the declaration above".into(),
+                ),
+                _ => {}
+            }
+        }
+    }
+
+    /// Parses one item with `rule` at the cursor. On failure, reports the error, skips to
+    /// the next place a declaration of this level can start, and returns `None`.
+    fn item(&mut self, rule: Rule, level: Level) -> Option<Pair<'t, Rule>> {
+        let rest = &self.text[self.pos..];
+        match FwfParser::parse(rule, rest) {
+            Ok(mut pairs) => {
+                let outer = pairs.next()?;
+                let end = outer.as_span().end();
+                // Pair spans are relative to `rest`; `base` rebases them.
+                self.base = self.pos;
+                self.pos += end;
+                outer.into_inner().next()
+            }
+            Err(err) => {
+                let at = match err.location {
+                    pest::error::InputLocation::Pos(p) => p,
+                    pest::error::InputLocation::Span((s, _)) => s,
+                };
+                let at = self.pos + at;
+                let (message, help) = describe(&err, level_name(&level));
+                let end = line_end(self.text, at).max(at + 1).min(self.text.len());
+                self.error(at.min(self.text.len())..end, message, help);
+                self.pos = resync(self.text, self.pos, &level);
+                None
+            }
+        }
+    }
+
+    fn error(&mut self, span: Range<usize>, message: String, help: String) {
+        self.out.errors.push(SyntaxError {
+            span,
+            message,
+            help,
+        });
+    }
+
+    fn skip_trivia(&mut self) {
+        self.pos = skip_trivia(self.text, self.pos);
+    }
+
+    fn span(&self, pair: &Pair<'_, Rule>) -> Range<usize> {
+        let s = pair.as_span();
+        self.base + s.start()..self.base + s.end()
+    }
+
+    fn mark(&mut self, loc: Loc, pair: &Pair<'_, Rule>) {
+        let span = self.span(pair);
+        self.out.map.insert(loc, span);
+    }
+
+    fn import(&mut self, pair: Pair<'t, Rule>) {
+        let Some(target) = pair.into_inner().next() else {
+            return;
+        };
+        let path = match target.as_rule() {
+            Rule::string => unquote(target.as_str()),
+            _ => target.as_str().to_string(),
+        };
+        let idx = self.out.ast.imports.len();
+        self.mark(Loc::Import(idx), &target);
+        self.out.ast.imports.push(Import { path });
+    }
+
+    fn decl(&mut self, head: Pair<'t, Rule>) {
+        let is_workflow = head.as_rule() == Rule::workflow_head;
+        let mut doc = String::new();
+        let mut headless = false;
+        let mut name = String::new();
+        let mut params = Vec::new();
+        let mut name_pair = None;
+        let mut param_pairs = Vec::new();
+        for p in head.into_inner() {
+            match p.as_rule() {
+                Rule::docs => doc = docs_text(p.into_inner()),
+                Rule::headless => headless = true,
+                Rule::ident => {
+                    name = p.as_str().to_string();
+                    name_pair = Some(p);
+                }
+                Rule::param => param_pairs.push(p),
+                _ => {}
+            }
+        }
+        if let Some(p) = &name_pair {
+            self.mark(Loc::Decl(name.clone()), p);
+        }
+        for p in param_pairs {
+            let mut it = p.into_inner();
+            let (Some(pname), Some(pty)) = (it.next(), it.next()) else {
+                continue;
+            };
+            self.mark(Loc::Param(name.clone(), pname.as_str().into()), &pname);
+            let mut default = None;
+            let mut bounds = None;
+            for rest in it {
+                match rest.as_rule() {
+                    Rule::literal => default = Some(literal(rest)),
+                    Rule::bounds => bounds = Some(bounds_of(rest)),
+                    _ => {}
+                }
+            }
+            params.push(Param {
+                name: pname.as_str().into(),
+                ty: ParamType::parse(pty.as_str()).unwrap_or(ParamType::String),
+                default,
+                bounds,
+            });
+        }
+        let scope = name.clone();
+        let (body, body_doc) = self.body(&scope);
+        if !body_doc.is_empty() {
+            doc = join_docs(&doc, &body_doc);
+        }
+        let kind = if is_workflow {
+            DeclKind::Workflow { headless }
+        } else {
+            DeclKind::Subgraph
+        };
+        if kind != DeclKind::Subgraph && doc.is_empty() && self.out.ast.decls.is_empty() {
+            doc = self.out.ast.doc.clone();
+        }
+        self.out.ast.decls.push(Decl {
+            kind,
+            name,
+            doc,
+            params,
+            body,
+        });
+    }
+
+    /// Parses body items up to the closing `}`. Returns the body and any `//!` doc
+    /// written inside it.
+    fn body(&mut self, scope: &str) -> (Body, String) {
+        let mut body = Body::default();
+        let mut doc = String::new();
+        loop {
+            self.skip_trivia();
+            if self.pos >= self.text.len() {
+                let end = self.text.len();
+                self.error(
+                    end.saturating_sub(1)..end,
+                    "unexpected end of file: a block is not closed".into(),
+                    "add the missing `}`".into(),
+                );
+                return (body, doc);
+            }
+            if self.text[self.pos..].starts_with("//!") {
+                if let Some(pair) = self.item(Rule::body_doc, Level::Body) {
+                    doc = join_docs(&doc, &docs_text(std::iter::once(pair)));
+                }
+                continue;
+            }
+            let Some(pair) = self.item(Rule::body_item, Level::Body) else {
+                continue;
+            };
+            match pair.as_rule() {
+                Rule::close => return (body, doc),
+                Rule::import => self.import(pair),
+                Rule::input => self.input(scope, pair, &mut body),
+                Rule::knob => self.knob(scope, pair, &mut body),
+                Rule::use_decl => self.use_decl(scope, pair, &mut body),
+                Rule::parallel_head => self.parallel(scope, pair, &mut body),
+                Rule::flow_head => self.flow(scope, &mut body),
+                Rule::node_decl => self.node(scope, pair, &mut body),
+                _ => {}
+            }
+        }
+    }
+
+    fn input(&mut self, scope: &str, pair: Pair<'t, Rule>, body: &mut Body) {
+        let mut it = pair.into_inner().filter(|p| p.as_rule() != Rule::docs);
+        let (Some(name), Some(path)) = (it.next(), it.next()) else {
+            return;
+        };
+        self.mark(Loc::Input(scope.into(), name.as_str().into()), &name);
+        body.inputs.push(Input {
+            name: name.as_str().into(),
+            path: unquote(path.as_str()),
+        });
+    }
+
+    fn knob(&mut self, scope: &str, pair: Pair<'t, Rule>, body: &mut Body) {
+        let mut doc = String::new();
+        let mut name = None;
+        let mut ty = ParamType::String;
+        let mut default = Literal::Bool(false);
+        let mut bounds = None;
+        let mut expandable = false;
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::docs => doc = docs_text(p.into_inner()),
+                Rule::ident => name = Some(p),
+                Rule::knob_type => ty = ParamType::parse(p.as_str()).unwrap_or(ParamType::String),
+                Rule::literal => default = literal(p),
+                Rule::bounds => bounds = Some(bounds_of(p)),
+                Rule::expandable => expandable = true,
+                _ => {}
+            }
+        }
+        let Some(name) = name else { return };
+        self.mark(Loc::Knob(scope.into(), name.as_str().into()), &name);
+        body.knobs.push(KnobDecl {
+            name: name.as_str().into(),
+            doc,
+            ty,
+            default,
+            bounds,
+            expandable,
+        });
+    }
+
+    fn args(&mut self, loc: impl Fn(String) -> Loc, pairs: Vec<Pair<'t, Rule>>) -> Vec<Arg> {
+        let mut args = Vec::new();
+        for p in pairs {
+            let mut it = p.into_inner();
+            let (Some(name), Some(value)) = (it.next(), it.next()) else {
+                continue;
+            };
+            self.mark(loc(name.as_str().into()), &value);
+            let Some(v) = value.into_inner().next() else {
+                continue;
+            };
+            let value = match v.as_rule() {
+                Rule::literal => ArgValue::Literal(literal(v)),
+                _ => ArgValue::Name(v.as_str().into()),
+            };
+            args.push(Arg {
+                name: name.as_str().into(),
+                value,
+            });
+        }
+        args
+    }
+
+    fn use_decl(&mut self, scope: &str, pair: Pair<'t, Rule>, body: &mut Body) {
+        let mut doc = String::new();
+        let mut idents = Vec::new();
+        let mut arg_pairs = Vec::new();
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::docs => doc = docs_text(p.into_inner()),
+                Rule::ident => idents.push(p),
+                Rule::arg => arg_pairs.push(p),
+                _ => {}
+            }
+        }
+        let (Some(sub), Some(alias)) = (idents.first(), idents.get(1)) else {
+            return;
+        };
+        let alias_name = alias.as_str().to_string();
+        self.mark(Loc::Use(scope.into(), alias_name.clone()), alias);
+        self.mark(Loc::UseSubgraph(scope.into(), alias_name.clone()), sub);
+        let subgraph = sub.as_str().to_string();
+        let args = self.args(
+            |a| Loc::UseArg(scope.into(), alias_name.clone(), a),
+            arg_pairs,
+        );
+        body.uses.push(UseDecl {
+            subgraph,
+            alias: alias_name,
+            doc,
+            args,
+        });
+    }
+
+    fn parallel(&mut self, scope: &str, pair: Pair<'t, Rule>, body: &mut Body) {
+        let mut doc = String::new();
+        let mut idents = Vec::new();
+        let mut arg_pairs = Vec::new();
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::docs => doc = docs_text(p.into_inner()),
+                Rule::ident => idents.push(p),
+                Rule::arg => arg_pairs.push(p),
+                _ => {}
+            }
+        }
+        let Some(name) = idents.first() else { return };
+        let name_s = name.as_str().to_string();
+        self.mark(Loc::Parallel(scope.into(), name_s.clone()), name);
+        let isolation = idents.get(1).map(|p| p.as_str().to_string());
+        let args = self.args(
+            |a| Loc::ParallelArg(scope.into(), name_s.clone(), a),
+            arg_pairs,
+        );
+        let inner_scope = format!("{scope}/{name_s}");
+        let (inner, _) = self.body(&inner_scope);
+        body.parallels.push(Parallel {
+            name: name_s,
+            doc,
+            args,
+            isolation,
+            body: inner,
+        });
+    }
+
+    fn flow(&mut self, scope: &str, body: &mut Body) {
+        loop {
+            self.skip_trivia();
+            if self.pos >= self.text.len() {
+                let end = self.text.len();
+                self.error(
+                    end.saturating_sub(1)..end,
+                    "unexpected end of file: `flow {` is not closed".into(),
+                    "add the missing `}`".into(),
+                );
+                return;
+            }
+            let Some(pair) = self.item(Rule::flow_item, Level::Flow) else {
+                continue;
+            };
+            if pair.as_rule() == Rule::close {
+                return;
+            }
+            let stmt = body.flow.len();
+            let mut groups = Vec::new();
+            for (g, group) in pair.into_inner().enumerate() {
+                let mut terms = Vec::new();
+                for (t, term) in group.into_inner().enumerate() {
+                    terms.push(self.term(scope, (stmt, g, t), term));
+                }
+                groups.push(terms);
+            }
+            body.flow.push(FlowStmt { groups });
+        }
+    }
+
+    fn term(&mut self, scope: &str, at: (usize, usize, usize), pair: Pair<'t, Rule>) -> Term {
+        let (stmt, g, t) = at;
+        let mut it = pair.into_inner();
+        let mut name = String::new();
+        let mut label = None;
+        if let Some(q) = it.next() {
+            self.mark(Loc::Term(scope.into(), stmt, g, t), &q);
+            let full = q.as_str();
+            match full.rsplit_once('.') {
+                Some((head, last)) if Label::parse(last).is_some() => {
+                    name = head.to_string();
+                    label = Label::parse(last);
+                }
+                _ => name = full.to_string(),
+            }
+        }
+        let bound = it.next().and_then(|b| {
+            self.mark(Loc::Bound(scope.into(), stmt, g, t), &b);
+            let v = b.into_inner().next()?;
+            Some(match v.as_rule() {
+                Rule::number => match v.as_str().parse::<u32>() {
+                    Ok(n) => BoundRef::Count(n),
+                    Err(_) => {
+                        self.error(
+                            self.span(&v),
+                            format!("`{}` is not a valid reloop bound", v.as_str()),
+                            "write a whole number of at least 1, e.g. `(max 3)`".into(),
+                        );
+                        BoundRef::Count(0)
+                    }
+                },
+                _ => BoundRef::Name(v.as_str().into()),
+            })
+        });
+        Term { name, label, bound }
+    }
+
+    fn node(&mut self, scope: &str, pair: Pair<'t, Rule>, body: &mut Body) {
+        let mut doc = String::new();
+        let mut decl = None;
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::docs => doc = docs_text(p.into_inner()),
+                _ => decl = Some(p),
+            }
+        }
+        let Some(decl) = decl else { return };
+        let kind = match decl.as_rule() {
+            Rule::agent_decl => NodeKind::Agent,
+            Rule::fn_decl => NodeKind::Fn,
+            Rule::gate_decl => NodeKind::Gate,
+            Rule::fork_decl => NodeKind::Fork,
+            Rule::join_decl => NodeKind::Join,
+            Rule::select_decl => NodeKind::Select,
+            Rule::study_decl => NodeKind::Study,
+            _ => NodeKind::Llm,
+        };
+        let mut node = NodeDecl {
+            name: String::new(),
+            kind,
+            doc,
+            gate_by: None,
+            inline: None,
+            strategy: None,
+            attrs: Vec::new(),
+        };
+        let mut attr_pairs = Vec::new();
+        for p in decl.into_inner() {
+            match p.as_rule() {
+                Rule::ident if node.name.is_empty() => {
+                    node.name = p.as_str().into();
+                    self.mark(Loc::Node(scope.into(), node.name.clone()), &p);
+                }
+                Rule::ident => node.strategy = Some(p.as_str().into()),
+                Rule::string => node.inline = Some(unquote(p.as_str())),
+                Rule::evaluator => node.gate_by = p.into_inner().next().map(gate_by),
+                Rule::attrs => attr_pairs.extend(p.into_inner()),
+                _ => {}
+            }
+        }
+        for a in attr_pairs {
+            let mut it = a.into_inner();
+            let Some(key) = it.next() else { continue };
+            let loc = Loc::Attr(scope.into(), node.name.clone(), key.as_str().into());
+            if self.out.map.contains_key(&loc) {
+                self.error(
+                    self.span(&key),
+                    format!("attribute `{}` is given twice", key.as_str()),
+                    "give each attribute once; list several values with commas".into(),
+                );
+                continue;
+            }
+            self.mark(loc, &key);
+            let values = it.filter_map(|v| v.into_inner().next()).map(value).collect();
+            node.attrs.push(Attr {
+                key: key.as_str().into(),
+                values,
+            });
+        }
+        body.nodes.push(node);
+    }
+}
+
+
+fn level_name(level: &Level) -> &'static str {
+    match level {
+        Level::Top => "a `workflow`, `subgraph` or `import`",
+        Level::Body => "a declaration (`agent`, `fn`, `gate`, `fork`, `join`, `knob`, `use`, `flow`, ...) or `}`",
+        Level::Flow => "a flow statement like `a -> b` or `}`",
+    }
+}
+
+/// Turns a pest error into a message that says what was expected, in words.
+fn describe(err: &pest::error::Error<Rule>, context: &str) -> (String, String) {
+    let expected = match &err.variant {
+        pest::error::ErrorVariant::ParsingError { positives, .. } => {
+            let mut names: Vec<&str> = positives.iter().filter_map(|r| rule_name(*r)).collect();
+            names.sort_unstable();
+            names.dedup();
+            names
+        }
+        pest::error::ErrorVariant::CustomError { .. } => Vec::new(),
+    };
+    let message = if expected.is_empty() {
+        format!("syntax error: expected {context}")
+    } else {
+        format!("syntax error: expected {}", expected.join(", "))
+    };
+    let help = format!(
+        "this declaration was skipped; expected {context} here (see docs/language.md)"
+    );
+    (message, help)
+}
+
+fn rule_name(rule: Rule) -> Option<&'static str> {
+    Some(match rule {
+        Rule::ident | Rule::qual_ident => "a name",
+        Rule::string => "a string in double quotes",
+        Rule::number => "a number",
+        Rule::boolean => "`true` or `false`",
+        Rule::literal | Rule::arg_value | Rule::attr_value => "a value",
+        Rule::import => "`import`",
+        Rule::workflow_head => "`workflow`",
+        Rule::subgraph_head => "`subgraph`",
+        Rule::headless => "`headless`",
+        Rule::param | Rule::arg => "a `name: value` argument",
+        Rule::param_type | Rule::knob_type => "a type (int, float, string, bool, node)",
+        Rule::bounds => "`in` bounds",
+        Rule::range => "a range like `1..=5`",
+        Rule::expandable => "`expandable`",
+        Rule::attrs => "`{`",
+        Rule::attr => "an attribute `key: value`",
+        Rule::evaluator | Rule::by_agent | Rule::by_fn | Rule::by_user => {
+            "a gate evaluator: `agent(role)`, `fn(\"command\")` or `user`"
+        }
+        Rule::flow_stmt | Rule::group | Rule::term => "a flow step",
+        Rule::bound => "a bound `(max N)`",
+        Rule::close => "`}`",
+        Rule::node_decl => "a node declaration",
+        Rule::docs | Rule::outer_doc | Rule::inner_doc => "a doc comment",
+        _ => return None,
+    })
+}
+
+/// Finds where parsing can resume after a broken item that started at `from`: after the
+/// item's own closing brace, at the `}` closing the enclosing block, or at the next line
+/// that starts with a keyword of this level.
+fn resync(text: &str, from: usize, level: &Level) -> usize {
+    let keywords: &[&str] = match level {
+        Level::Top => TOP_KEYWORDS,
+        Level::Body => BODY_KEYWORDS,
+        Level::Flow => &[],
+    };
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = from;
+    let mut first_line = true;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' && bytes[i] != b'\n' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                i = line_end(text, i);
+                continue;
+            }
+            b'{' => depth += 1,
+            b'}' => {
+                if depth == 0 {
+                    return i;
+                }
+                depth -= 1;
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            b'\n' => {
+                let next = i + 1;
+                let line = text[next..].trim_start();
+                let starts_item = match level {
+                    Level::Flow => depth == 0,
+                    _ => starts_with_keyword(line, keywords),
+                };
+                // A flow statement is one line; other items resume at a keyword line.
+                if starts_item || (matches!(level, Level::Flow) && first_line && depth == 0) {
+                    return next;
+                }
+                first_line = false;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    text.len()
+}
+
+fn starts_with_keyword(line: &str, keywords: &[&str]) -> bool {
+    keywords.iter().any(|k| {
+        line.strip_prefix(k).is_some_and(|rest| {
+            k.starts_with('/') || rest.starts_with(|c: char| c.is_whitespace() || c == '{')
+        })
+    })
+}
+
+fn line_end(text: &str, from: usize) -> usize {
+    text[from.min(text.len())..]
+        .find('\n')
+        .map_or(text.len(), |i| from + i)
+}
+
+/// Skips whitespace and `//` comments, stopping at doc comments (`///`, `//!`).
+fn skip_trivia(text: &str, mut pos: usize) -> usize {
+    loop {
+        let rest = &text[pos..];
+        let trimmed = rest.trim_start();
+        pos += rest.len() - trimmed.len();
+        if trimmed.starts_with("//") && !trimmed.starts_with("///") && !trimmed.starts_with("//!") {
+            pos = line_end(text, pos);
+        } else {
+            return pos;
+        }
+    }
+}
+
+fn docs_text<'a>(pairs: impl Iterator<Item = Pair<'a, Rule>>) -> String {
+    let lines: Vec<&str> = pairs
+        .map(|p| {
+            let s = p.as_str();
+            let s = s
+                .strip_prefix("///")
+                .or_else(|| s.strip_prefix("//!"))
+                .unwrap_or(s);
+            s.strip_prefix(' ').unwrap_or(s).trim_end()
+        })
+        .collect();
+    lines.join("\n").trim().to_string()
+}
+
+fn join_docs(a: &str, b: &str) -> String {
+    match (a.is_empty(), b.is_empty()) {
+        (true, _) => b.to_string(),
+        (_, true) => a.to_string(),
+        _ => format!("{a}\n{b}"),
+    }
+}
+
+/// Decodes a string literal's escapes (`\"`, `\\`, `\n`, `\t`); unknown escapes keep
+/// the escaped character.
+pub fn unquote(s: &str) -> String {
+    let inner = s
+        .strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+        .unwrap_or(s);
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some(other) => out.push(other),
+                None => {}
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn literal(pair: Pair<'_, Rule>) -> Literal {
+    let p = match pair.as_rule() {
+        Rule::literal => match pair.into_inner().next() {
+            Some(p) => p,
+            None => return Literal::Bool(false),
+        },
+        _ => pair,
+    };
+    match p.as_rule() {
+        Rule::string => Literal::Str(unquote(p.as_str())),
+        Rule::boolean => Literal::Bool(p.as_str() == "true"),
+        _ => number(p.as_str()),
+    }
+}
+
+fn number(s: &str) -> Literal {
+    if s.contains('.') {
+        Literal::Float(FloatText::from_f64(s.parse().unwrap_or(0.0)))
+    } else {
+        s.parse()
+            .map(Literal::Int)
+            .unwrap_or_else(|_| Literal::Float(FloatText::from_f64(s.parse().unwrap_or(0.0))))
+    }
+}
+
+fn bounds_of(pair: Pair<'_, Rule>) -> Bounds {
+    let Some(inner) = pair.into_inner().next() else {
+        return Bounds::Choices(Vec::new());
+    };
+    match inner.as_rule() {
+        Rule::range => {
+            let mut it = inner.into_inner();
+            let lo = it.next().map(|p| number(p.as_str())).unwrap_or(Literal::Int(0));
+            let hi = it.next().map(|p| number(p.as_str())).unwrap_or(Literal::Int(0));
+            Bounds::Range(lo, hi)
+        }
+        _ => Bounds::Choices(inner.into_inner().map(literal).collect()),
+    }
+}
+
+fn gate_by(pair: Pair<'_, Rule>) -> GateBy {
+    match pair.as_rule() {
+        Rule::by_agent => GateBy::Agent(
+            pair.into_inner()
+                .next()
+                .map(|p| p.as_str().to_string())
+                .unwrap_or_default(),
+        ),
+        Rule::by_fn => GateBy::Fn(
+            pair.into_inner()
+                .next()
+                .map(|p| unquote(p.as_str()))
+                .unwrap_or_default(),
+        ),
+        _ => GateBy::User,
+    }
+}
+
+fn value(pair: Pair<'_, Rule>) -> Value {
+    match pair.as_rule() {
+        Rule::named_path => {
+            let mut it = pair.into_inner();
+            let name = it.next().map(|p| p.as_str().to_string()).unwrap_or_default();
+            let path = it.next().map(|p| unquote(p.as_str())).unwrap_or_default();
+            Value::Named { name, path }
+        }
+        Rule::call => {
+            let mut it = pair.into_inner();
+            let name = it.next().map(|p| p.as_str().to_string()).unwrap_or_default();
+            Value::Call {
+                name,
+                args: it.map(literal).collect(),
+            }
+        }
+        Rule::literal => Value::Literal(literal(pair)),
+        _ => Value::Name(pair.as_str().to_string()),
+    }
+}

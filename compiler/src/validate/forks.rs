@@ -1,0 +1,325 @@
+//! Fork/join matching: every branch of a fork (or the body of a `parallel`) must meet
+//! again at one join (or `select`), and branches of one fork must not write the same
+//! artifact.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use petgraph::graph::NodeIndex;
+
+use super::graph::Graph;
+use super::{Finding, IrRef};
+use crate::diagnostic::Code;
+use crate::ir::{Ir, Label, NodeKind};
+
+/// Deeper nesting than this is reported instead of recursed into (no stack overflow
+/// from hostile IR).
+const MAX_NESTING: usize = 256;
+
+#[derive(Clone)]
+enum Memo {
+    InProgress,
+    Done(Option<Region>),
+}
+
+/// What a fork covers: its join and every node on its branches (nested regions included).
+#[derive(Clone)]
+struct Region {
+    join: NodeIndex,
+    nodes: HashSet<NodeIndex>,
+    /// Artifact paths written inside the region.
+    writes: BTreeSet<String>,
+}
+
+struct Matcher<'a> {
+    ir: &'a Ir,
+    g: &'a Graph,
+    memo: HashMap<NodeIndex, Memo>,
+    out: &'a mut Vec<Finding>,
+}
+
+fn is_fork(k: Option<NodeKind>) -> bool {
+    matches!(k, Some(NodeKind::Fork | NodeKind::Parallel))
+}
+
+fn is_join(k: Option<NodeKind>) -> bool {
+    matches!(k, Some(NodeKind::Join | NodeKind::Select))
+}
+
+pub(super) fn check(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
+    let mut m = Matcher {
+        ir,
+        g,
+        memo: HashMap::new(),
+        out,
+    };
+    let forks: Vec<NodeIndex> = g.g.node_indices().filter(|&n| is_fork(g.kind(n))).collect();
+    for &f in &forks {
+        m.region(f, 0);
+    }
+    // Which fork closes at each join, and which nodes feed it from inside the region.
+    let mut closed_by: BTreeMap<NodeIndex, Vec<NodeIndex>> = BTreeMap::new();
+    for &f in &forks {
+        if let Some(Memo::Done(Some(r))) = m.memo.get(&f) {
+            closed_by.entry(r.join).or_default().push(f);
+        }
+    }
+    for j in g.g.node_indices().filter(|&n| is_join(g.kind(n))) {
+        m.check_join(j, closed_by.get(&j).map(Vec::as_slice).unwrap_or(&[]));
+    }
+}
+
+impl Matcher<'_> {
+    fn node_ref(&self, n: NodeIndex) -> IrRef {
+        IrRef::Node(self.g.id(n).to_string())
+    }
+
+    /// Matches fork `f` with its join, memoized; nested forks are matched first and
+    /// skipped over as a whole.
+    fn region(&mut self, f: NodeIndex, depth: usize) -> Option<Region> {
+        match self.memo.get(&f) {
+            Some(Memo::Done(r)) => return r.clone(),
+            Some(Memo::InProgress) => return None, // a cycle; reported by the cycle rule
+            None => {}
+        }
+        if depth > MAX_NESTING {
+            self.out.push(
+                Finding::new(Code::ForkWithoutJoin, self.node_ref(f), "forks are nested too deeply to check")
+                    .help(format!("nest at most {MAX_NESTING} forks inside each other")),
+            );
+            self.memo.insert(f, Memo::Done(None));
+            return None;
+        }
+        self.memo.insert(f, Memo::InProgress);
+        let region = self.walk(f, depth);
+        self.memo.insert(f, Memo::Done(region.clone()));
+        region
+    }
+
+    fn walk(&mut self, f: NodeIndex, depth: usize) -> Option<Region> {
+        let g = self.g;
+        let fork_id = g.id(f).to_string();
+        let parallel = g.kind(f) == Some(NodeKind::Parallel);
+        let mut nodes = HashSet::new();
+        let mut writes = BTreeSet::new();
+        // Per branch: the joins it reached and the writes on it.
+        let mut branches: Vec<(usize, BTreeSet<NodeIndex>, BTreeSet<String>)> = Vec::new();
+        let mut escaped = false;
+        for (head, head_edge) in g.out(f).collect::<Vec<_>>() {
+            let mut joins = BTreeSet::new();
+            let mut branch_writes = BTreeSet::new();
+            let mut seen = HashSet::new();
+            let mut stack = vec![(head, head_edge, f)];
+            while let Some((n, via, from)) = stack.pop() {
+                if !seen.insert(n) {
+                    continue;
+                }
+                if n == f {
+                    escaped = true;
+                    self.escape(f, from, via, "loops back to its own fork");
+                    continue;
+                }
+                let kind = g.kind(n);
+                if is_join(kind) {
+                    joins.insert(n);
+                    continue;
+                }
+                if kind == Some(NodeKind::End) {
+                    if !matches!(self.ir.edges[via].label, Some(Label::Halt | Label::Fail)) {
+                        escaped = true;
+                        self.escape(f, from, via, "reaches `end` without passing the join");
+                    }
+                    continue;
+                }
+                nodes.insert(n);
+                if let Some(node) = self.ir.node(g.id(n)) {
+                    branch_writes.extend(node.attrs.writes.iter().map(|a| a.path.clone()));
+                }
+                let next: Vec<(NodeIndex, usize)> = if is_fork(kind) {
+                    match self.region(n, depth + 1) {
+                        Some(inner) => {
+                            nodes.extend(inner.nodes.iter().copied());
+                            nodes.insert(inner.join);
+                            branch_writes.extend(inner.writes.iter().cloned());
+                            seen.insert(inner.join);
+                            g.out(inner.join).map(|(m, e)| (m, e)).collect()
+                        }
+                        None => Vec::new(),
+                    }
+                } else {
+                    g.out(n).collect()
+                };
+                for (m, e) in next {
+                    stack.push((m, e, n));
+                }
+            }
+            branches.push((head_edge, joins, branch_writes));
+        }
+        // The join most branches reach is the fork's join.
+        let mut votes: BTreeMap<NodeIndex, usize> = BTreeMap::new();
+        for (_, joins, _) in &branches {
+            for j in joins {
+                *votes.entry(*j).or_default() += 1;
+            }
+        }
+        let Some((&join, _)) = votes.iter().max_by_key(|(j, c)| (**c, std::cmp::Reverse(**j))) else {
+            if !escaped {
+                self.no_join(f, parallel, None);
+            }
+            return None;
+        };
+        let join_kind = g.kind(join);
+        if parallel != (join_kind == Some(NodeKind::Select)) {
+            self.no_join(f, parallel, Some(join));
+            return None;
+        }
+        for (edge, joins, _) in &branches {
+            if joins.iter().any(|j| *j != join) || (joins.is_empty() && !escaped) {
+                let other: Vec<&str> = joins.iter().filter(|j| **j != join).map(|j| g.id(*j)).collect();
+                let what = if other.is_empty() {
+                    "never reaches a join".to_string()
+                } else {
+                    format!("reaches `{}` instead", other.join("`, `"))
+                };
+                self.out.push(
+                    Finding::new(
+                        Code::BranchEscapes,
+                        IrRef::Edge(*edge),
+                        format!("a branch of fork `{fork_id}` {what}; its join is `{}`", g.id(join)),
+                    )
+                    .label("this branch")
+                    .with(self.node_ref(f), "the fork")
+                    .with(self.node_ref(join), "the fork's join")
+                    .help(format!("route every branch of `{fork_id}` into `{}`", g.id(join))),
+                );
+            }
+        }
+        // Two branches writing one artifact race each other (not so for `parallel`,
+        // whose copies run in separate worktrees).
+        if !parallel {
+            self.write_conflicts(f, &branches);
+        }
+        for (_, _, w) in branches {
+            writes.extend(w);
+        }
+        Some(Region { join, nodes, writes })
+    }
+
+    fn write_conflicts(&mut self, f: NodeIndex, branches: &[(usize, BTreeSet<NodeIndex>, BTreeSet<String>)]) {
+        let mut first: BTreeMap<&str, usize> = BTreeMap::new();
+        for (i, (edge, _, writes)) in branches.iter().enumerate() {
+            for w in writes {
+                match first.get(w.as_str()) {
+                    Some(&j) => {
+                        let a = &self.ir.edges[branches[j].0].to;
+                        let b = &self.ir.edges[*edge].to;
+                        self.out.push(
+                            Finding::new(
+                                Code::ParallelWriteConflict,
+                                self.writer(b, w).unwrap_or(IrRef::Edge(*edge)),
+                                format!("branches `{a}` and `{b}` of fork `{}` both write `{w}`", self.g.id(f)),
+                            )
+                            .label("second writer")
+                            .with(self.writer(a, w).unwrap_or(IrRef::Edge(branches[j].0)), "first writer")
+                            .help("give each branch its own output file and combine them after the join"),
+                        );
+                    }
+                    None => {
+                        first.insert(w, i);
+                    }
+                }
+            }
+            let _ = i;
+        }
+    }
+
+    /// The node on the branch starting at `head` that writes `path` (the head itself
+    /// when it is the writer, which is the common case).
+    fn writer(&self, head: &str, path: &str) -> Option<IrRef> {
+        let node = self.ir.node(head)?;
+        node.attrs
+            .writes
+            .iter()
+            .any(|a| a.path == path)
+            .then(|| IrRef::Node(head.to_string()))
+    }
+
+    fn escape(&mut self, f: NodeIndex, from: NodeIndex, via: usize, what: &str) {
+        self.out.push(
+            Finding::new(
+                Code::BranchEscapes,
+                IrRef::Edge(via),
+                format!("a branch of fork `{}` {what}", self.g.id(f)),
+            )
+            .label(format!("leaves the fork from `{}`", self.g.id(from)))
+            .with(self.node_ref(f), "the fork it leaves")
+            .help("route the branch into the fork's join; only `halt` or `fail` edges may go straight to `end`"),
+        );
+    }
+
+    fn no_join(&mut self, f: NodeIndex, parallel: bool, wrong: Option<NodeIndex>) {
+        let id = self.g.id(f).to_string();
+        let mut finding = if parallel {
+            Finding::new(Code::ParallelWithoutSelect, self.node_ref(f), format!("parallel block `{id}` is not followed by a `select`"))
+                .label("no select after this")
+                .help(format!("add `select best by best_score` and the flow step `{id} -> best`"))
+        } else {
+            Finding::new(Code::ForkWithoutJoin, self.node_ref(f), format!("fork `{id}` has no matching join"))
+                .label("branches start here")
+                .help(format!("declare a `join` and route every branch of `{id}` into it"))
+        };
+        if let Some(j) = wrong {
+            let closes = if parallel { "a join closes a fork, not a parallel block" } else { "a select closes a parallel block, not a fork" };
+            finding = finding.with(self.node_ref(j), closes);
+        }
+        self.out.push(finding);
+    }
+
+    /// Every input of a join comes from inside the region of the one fork it closes.
+    fn check_join(&mut self, j: NodeIndex, forks: &[NodeIndex]) {
+        let g = self.g;
+        let id = g.id(j).to_string();
+        let Some((&fork, extra)) = forks.split_first() else {
+            let select = g.kind(j) == Some(NodeKind::Select);
+            let opener = if select { "parallel block" } else { "fork" };
+            let mut f = Finding::new(Code::JoinMismatch, self.node_ref(j), format!("`{id}` closes no {opener}: its inputs do not come from the branches of one {opener}"))
+                .label("unmatched")
+                .help(format!("route the branches of one {opener} into `{id}`, or remove it"));
+            for (_, e) in g.incoming(j).take(4) {
+                f = f.with(IrRef::Edge(e), "an input");
+            }
+            self.out.push(f);
+            return;
+        };
+        for &other in extra {
+            self.out.push(
+                Finding::new(
+                    Code::JoinMismatch,
+                    self.node_ref(j),
+                    format!("`{id}` joins the branches of both `{}` and `{}`", g.id(fork), g.id(other)),
+                )
+                .label("joins two forks")
+                .with(self.node_ref(other), "second fork")
+                .help("give each fork its own join"),
+            );
+        }
+        let Some(Memo::Done(Some(region))) = self.memo.get(&fork) else {
+            return;
+        };
+        let outside: Vec<(NodeIndex, usize)> = g
+            .incoming(j)
+            .filter(|(p, _)| *p != fork && !region.nodes.contains(p))
+            .collect();
+        for (p, e) in outside {
+            self.out.push(
+                Finding::new(
+                    Code::JoinMismatch,
+                    IrRef::Edge(e),
+                    format!("`{}` feeds join `{id}` but is not on a branch of fork `{}`", g.id(p), g.id(fork)),
+                )
+                .label("input from outside the fork")
+                .with(self.node_ref(fork), "the fork this join closes")
+                .help(format!("only branches of `{}` may flow into `{id}`", g.id(fork))),
+            );
+        }
+    }
+}

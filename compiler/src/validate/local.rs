@@ -1,0 +1,195 @@
+//! Rules about one node, edge or knob at a time.
+
+use std::collections::BTreeMap;
+
+use super::{Context, Finding, IrRef};
+use crate::diagnostic::Code;
+use crate::ir::{Evaluator, Ir, KnobType, Label, Literal, NodeKind};
+
+pub(super) fn check(ir: &Ir, cx: &Context, out: &mut Vec<Finding>) {
+    knobs(ir, out);
+    for (i, e) in ir.edges.iter().enumerate() {
+        edge(ir, i, e, out);
+    }
+    for n in &ir.nodes {
+        let at = IrRef::Node(n.id.clone());
+        if let (Some(roles), Some(role)) = (&cx.roles, &n.attrs.role)
+            && matches!(n.kind, NodeKind::Agent | NodeKind::Gate)
+            && !roles.contains(role)
+        {
+            let known: Vec<&str> = roles.iter().map(String::as_str).collect();
+            out.push(
+                Finding::new(Code::UnknownRole, at.clone(), format!("unknown role `{role}`"))
+                    .label("no prompt for this role")
+                    .help(format!(
+                        "create `prompts/{role}.md` (or `.factory/agents/{role}.md`), or use a known role: {}",
+                        known.join(", ")
+                    )),
+            );
+        }
+        if ir.workflow.headless
+            && n.kind == NodeKind::Gate
+            && n.attrs.evaluator == Some(Evaluator::User)
+        {
+            out.push(
+                Finding::new(
+                    Code::UserGateInHeadless,
+                    at.clone(),
+                    format!("gate `{}` waits for a person, but this mode is headless", n.id),
+                )
+                .label("a user gate")
+                .help("evaluate the gate with `agent(ceo)` or `fn(\"...\")`, or drop `headless` from the workflow"),
+            );
+        }
+    }
+    outcomes(ir, out);
+}
+
+fn edge(ir: &Ir, i: usize, e: &crate::ir::Edge, out: &mut Vec<Finding>) {
+    let at = IrRef::Edge(i);
+    if let Some(label) = e.label
+        && label.is_verdict()
+        && let Some(src) = ir.node(&e.from)
+        && src.kind != NodeKind::Gate
+    {
+        out.push(
+            Finding::new(
+                Code::LabelOnNonGate,
+                at.clone(),
+                format!("`{label}` is a gate verdict, but `{}` is a {}", e.from, src.kind),
+            )
+            .label(format!("`{label}` edge from a {}", src.kind))
+            .help(format!(
+                "remove `.{label}`, or make `{}` a gate; only `fail` may leave any node",
+                e.from
+            )),
+        );
+    }
+    if e.label == Some(Label::Reloop) && e.max.is_none_or(|m| m == 0) {
+        out.push(
+            Finding::new(
+                Code::UnboundedReloop,
+                at,
+                format!("reloop from `{}` to `{}` has no bound", e.from, e.to),
+            )
+            .label("unbounded reloop")
+            .help(format!(
+                "give it a bound of at least 1: `{}.reloop(max 3) -> {}`",
+                e.from, e.to
+            )),
+        );
+    }
+}
+
+/// Every outcome a gate can emit needs an edge. A plain edge from a gate is `proceed`.
+fn outcomes(ir: &Ir, out: &mut Vec<Finding>) {
+    let mut have: BTreeMap<&str, Vec<Label>> = BTreeMap::new();
+    for e in &ir.edges {
+        have.entry(&e.from)
+            .or_default()
+            .push(e.label.unwrap_or(Label::Proceed));
+    }
+    for n in ir.nodes.iter().filter(|n| n.kind == NodeKind::Gate) {
+        let emits: Vec<Label> = if n.attrs.outcomes.is_empty() {
+            match n.attrs.evaluator {
+                Some(Evaluator::Fn) => vec![Label::Proceed, Label::Halt],
+                _ => vec![Label::Proceed, Label::Reloop, Label::Halt],
+            }
+        } else {
+            n.attrs.outcomes.clone()
+        };
+        let got = have.get(n.id.as_str()).cloned().unwrap_or_default();
+        let missing: Vec<&str> = emits
+            .iter()
+            .filter(|l| !got.contains(l))
+            .map(|l| l.as_str())
+            .collect();
+        if !missing.is_empty() {
+            let example = missing[0];
+            let bound = if example == "reloop" { "(max 2)" } else { "" };
+            out.push(
+                Finding::new(
+                    Code::MissingOutcome,
+                    IrRef::Node(n.id.clone()),
+                    format!(
+                        "gate `{}` can decide {} but no edge says where that goes",
+                        n.id,
+                        missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
+                    ),
+                )
+                .label("missing outcome")
+                .help(format!(
+                    "add `{}.{example}{bound} -> <node>` to the flow, or narrow the gate with `outcomes: {}`",
+                    n.id,
+                    emits.iter().filter(|l| got.contains(l)).map(|l| l.as_str()).collect::<Vec<_>>().join(", ")
+                )),
+            );
+        }
+    }
+}
+
+fn knobs(ir: &Ir, out: &mut Vec<Finding>) {
+    for k in &ir.knobs {
+        if let Some(problem) = literal_fits(&k.default, k.ty, k.min.as_ref(), k.max.as_ref(), &k.choices, k.expandable) {
+            out.push(
+                Finding::new(
+                    Code::OutOfBounds,
+                    IrRef::Knob(k.name.clone()),
+                    format!("knob `{}` default {}: {problem}", k.name, k.default),
+                )
+                .label("out of bounds")
+                .help("change the default to a value inside the bounds, or widen the bounds"),
+            );
+        }
+    }
+}
+
+/// Why `value` does not fit a type and its bounds, if it does not.
+pub fn literal_fits(
+    value: &Literal,
+    ty: KnobType,
+    min: Option<&Literal>,
+    max: Option<&Literal>,
+    choices: &[String],
+    expandable: bool,
+) -> Option<String> {
+    let type_ok = matches!(
+        (ty, value),
+        (KnobType::Int, Literal::Int(_))
+            | (KnobType::Float, Literal::Int(_) | Literal::Float(_))
+            | (KnobType::String, Literal::Str(_))
+            | (KnobType::Bool, Literal::Bool(_))
+    );
+    if !type_ok {
+        return Some(format!("is not of type {}", knob_type_name(ty)));
+    }
+    if let Some(v) = value.as_f64() {
+        if let Some(lo) = min.and_then(Literal::as_f64)
+            && v < lo
+        {
+            return Some(format!("is below the minimum {}", min.map(ToString::to_string).unwrap_or_default()));
+        }
+        if let Some(hi) = max.and_then(Literal::as_f64)
+            && v > hi
+        {
+            return Some(format!("is above the maximum {}", max.map(ToString::to_string).unwrap_or_default()));
+        }
+    }
+    if let Literal::Str(s) = value
+        && !choices.is_empty()
+        && !expandable
+        && !choices.contains(s)
+    {
+        return Some(format!("is not one of {}", choices.join(", ")));
+    }
+    None
+}
+
+pub fn knob_type_name(ty: KnobType) -> &'static str {
+    match ty {
+        KnobType::Int => "int",
+        KnobType::Float => "float",
+        KnobType::String => "string",
+        KnobType::Bool => "bool",
+    }
+}
