@@ -1,3 +1,4 @@
 //! The `.fwf` workflow language: parser, salsa database, diagnostics, IR and emitters.
 
+pub mod emit;
 pub mod ir;
