@@ -40,8 +40,8 @@ pub struct TextError {
 /// Attribute keys of a node line, in the order they are printed. `async` is a flag
 /// printed right after the kind.
 pub const NODE_KEYS: &[&str] = &[
-    "role",
     "evaluator",
+    "role",
     "question",
     "task",
     "prompt",
@@ -153,11 +153,11 @@ fn node_line(out: &mut String, node: &Node) {
         let _ = write!(out, " {key}={value}");
     };
     let s = |v: &Option<String>| v.as_deref().map(lex::json);
-    if let Some(v) = s(&a.role) {
-        kv("role", v);
-    }
     if let Some(e) = a.evaluator {
         kv("evaluator", evaluator_name(e).to_string());
+    }
+    if let Some(v) = s(&a.role) {
+        kv("role", v);
     }
     if let Some(v) = s(&a.question) {
         kv("question", v);
