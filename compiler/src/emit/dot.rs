@@ -59,7 +59,7 @@ fn node_line(out: &mut String, node: &Node) {
         NodeKind::Fork | NodeKind::Join => {
             // A bar carries no text; the id sits beside it.
             attrs.push("label=\"\"".to_string());
-            attrs.push(format!("xlabel={}", quote(&label)));
+            attrs.push(format!("xlabel={}", quote(&node.id)));
             attrs.push(
                 "shape=box, fillcolor=black, height=0.08, width=1.5, fixedsize=true".to_string(),
             );

@@ -70,7 +70,9 @@ fn detail(node: &Node) -> Option<String> {
     if a.is_async {
         parts.push("async".to_string());
     }
-    (!parts.is_empty()).then(|| parts.join(", "))
+    let text = parts.join(", ");
+    // A node named after its kind (`study`) needs no second line.
+    (!text.is_empty() && text != node.id).then_some(text)
 }
 
 /// The label of an edge: its verdict, and for a bounded reloop the bound.
