@@ -70,14 +70,14 @@ fn mermaid_escapes_label_text() {
         "x",
         NodeKind::Agent,
         Attrs {
-            role: Some("a \"b\" <c> #d `e`".to_string()),
+            role: Some("a \"b\" <c> #d `e` |f".to_string()),
             ..Attrs::default()
         },
     ));
     ir.canonicalize();
     let chart = to_mermaid(&ir);
     assert!(
-        chart.contains("n_x[\"x<br/>agent: a #quot;b#quot; #lt;c#gt; #35;d #96;e#96;\"]"),
+        chart.contains("n_x[\"x<br/>agent: a #quot;b#quot; #lt;c#gt; #35;d #96;e#96; #124;f\"]"),
         "{chart}"
     );
 }

@@ -106,6 +106,7 @@ fn label(text: &str) -> String {
             '<' => out.push_str("#lt;"),
             '>' => out.push_str("#gt;"),
             '`' => out.push_str("#96;"),
+            '|' => out.push_str("#124;"),
             '\n' => out.push_str("<br/>"),
             c if c.is_control() => out.push(' '),
             c => out.push(c),

@@ -48,9 +48,9 @@ pub fn parse_text(src: &str) -> Result<(Ir, IrSpans), Vec<TextError>> {
         let last = toks[toks.len() - 1];
         let span = first.start..last.start + last.text.len();
         if let Err(e) = p.line(&toks, span) {
-            let fatal = e.message.starts_with("unsupported IR version");
             p.errors.push(e);
-            if fatal {
+            if p.unsupported_version {
+                // The rest may be a format this parser does not know: say only that.
                 return Err(p.errors);
             }
         }
@@ -61,6 +61,7 @@ pub fn parse_text(src: &str) -> Result<(Ir, IrSpans), Vec<TextError>> {
 #[derive(Default)]
 struct Parser<'s> {
     src: &'s str,
+    unsupported_version: bool,
     errors: Vec<TextError>,
     header: Option<Span>,
     workflow: Option<(WorkflowMeta, String, Span)>,
@@ -103,7 +104,12 @@ impl Parser<'_> {
                     format!("add `fwir {IR_VERSION}` as the first line"),
                 ));
             } else {
-                return header(toks, span);
+                let result = header(toks, span);
+                self.unsupported_version = matches!(
+                    toks.get(1).map(|v| v.text.parse::<u32>()),
+                    Some(Ok(n)) if n != IR_VERSION
+                );
+                return result;
             }
         }
         match keyword.text {
