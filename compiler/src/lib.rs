@@ -1,5 +1,6 @@
 //! The `.fwf` workflow language: parser, salsa database, diagnostics, IR and emitters.
 
+pub mod emit;
 pub mod ir;
 pub mod syntax;
 pub mod diagnostic;

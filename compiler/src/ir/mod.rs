@@ -411,3 +411,11 @@ pub struct IrSpans {
     pub edges: Vec<Option<Span>>,
     pub knobs: BTreeMap<String, Span>,
 }
+
+mod hash;
+mod json;
+pub mod text;
+
+pub use hash::content_hash;
+pub use json::{from_json, to_json};
+pub use text::{TextError, parse_text, to_text};
