@@ -10,7 +10,11 @@ use crate::ir::{Ir, Label, Node, NodeKind};
 pub fn to_dot(ir: &Ir) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "digraph {} {{", quote(&ir.workflow.name));
-    out.push_str("  rankdir=TB;\n");
+    let _ = writeln!(
+        out,
+        "  label={}; labelloc=t; rankdir=TB;",
+        quote(&ir.workflow.name)
+    );
     out.push_str("  node [fontname=\"Helvetica\", fontsize=11];\n");
     out.push_str("  edge [fontname=\"Helvetica\", fontsize=9];\n");
     let (nodes, missing) = nodes_and_missing(ir);

@@ -13,11 +13,34 @@
 //! edge start -> plan
 //! ```
 //!
+//! The lines, in the order they are printed (`[..]` is optional, `*` repeats):
+//!
+//! ```text
+//! fwir <version>                                   first line, always
+//! workflow <name> [headless] [start=<id>]          start= only when not `start`
+//! description <string>                             when not empty
+//! doc <string>                                     when not empty
+//! input [<name>] <string>                          one per input, in declared order
+//! knob <name> int|float|string|bool default=<lit> [min=<lit>] [max=<lit>]
+//!      [choices=<string array>] [expandable]       sorted by name
+//! node <id> <kind> [async] <key>=<value>*          sorted by id; keys in NODE_KEYS order
+//! edge <id> -> <id> [proceed|reloop|halt|fail] [max=<n>] [max_knob=<name>]
+//!                                                  sorted by (from, to, label, ...)
+//! ```
+//!
 //! Names (ids, knob names) are bare words when they are made of ASCII letters, digits,
 //! `_`, `.` and `-`, and JSON strings otherwise; every other string is a JSON string, so
-//! newlines, quotes and any unicode fit on one line. A node line lists only the
-//! attributes that differ from the default, in the fixed order of [`NODE_KEYS`]. Blank
-//! lines and lines starting with `#` are ignored on input and never printed.
+//! newlines, quotes and any unicode fit on one line. A `<lit>` is `true`, `false`, an
+//! integer, a JSON string or a float written exactly as [`FloatText`] holds it (so `NaN`
+//! and `inf` survive). Node values: strings are JSON strings, `evaluator` is a bare
+//! `agent|fn|user`, `timeout`/`count` are integers, `count_knob` is a name, `outcomes` a
+//! JSON array of labels, `reads`/`writes` JSON arrays whose items are a path string or
+//! `{"name":..,"path":..}`, `checks` a JSON array of `"exists"`, `{"min_size":n}`,
+//! `{"contains":".."}`. A node line lists only the attributes that differ from the
+//! default. Blank lines and lines starting with `#` are ignored on input and never
+//! printed; lines may come in any order on input (inputs keep their relative order).
+//!
+//! [`FloatText`]: crate::ir::FloatText
 
 mod lex;
 mod parse;
