@@ -21,7 +21,10 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    Check(commands::check::Args),
+    Compile(commands::compile::Args),
+}
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -33,5 +36,8 @@ fn main() -> ExitCode {
         }
     };
     commands::install_report_handler();
-    match cli.command {}
+    match cli.command {
+        Command::Check(args) => commands::check::run(args),
+        Command::Compile(args) => commands::compile::run(args),
+    }
 }

@@ -28,18 +28,28 @@ pub fn import_closure(db: &dyn Db, file: SourceFile) -> ImportClosure {
     for (i, imp) in file_ast(db, file).imports.iter().enumerate() {
         let target = db.file(&import_key(&key, &imp.path));
         if !target.exists(db) {
-            let at = FileLoc { file: key.clone(), loc: Loc::Import(i) };
+            let at = FileLoc {
+                file: key.clone(),
+                loc: Loc::Import(i),
+            };
             findings.push(
                 Finding::new(Code::UnknownImport, at, format!("cannot find `{}` (looked for {})", imp.path, target.key(db)))
                     .label("not found")
                     .help("`std/<name>` imports the standard library; other paths are relative to this file (`./common`, `../lib/x.fwf`)"),
             );
         } else if reaches(db, target, &key) {
-            let at = FileLoc { file: key.clone(), loc: Loc::Import(i) };
+            let at = FileLoc {
+                file: key.clone(),
+                loc: Loc::Import(i),
+            };
             findings.push(
-                Finding::new(Code::ImportCycle, at, format!("importing `{}` leads back to this file", imp.path))
-                    .label("cycle")
-                    .help("move what both files need into a third file and import that from both"),
+                Finding::new(
+                    Code::ImportCycle,
+                    at,
+                    format!("importing `{}` leads back to this file", imp.path),
+                )
+                .label("cycle")
+                .help("move what both files need into a third file and import that from both"),
             );
         }
     }
@@ -97,16 +107,10 @@ pub fn lower_file(db: &dyn Db, file: SourceFile) -> FileLowering {
     let mut first_decl: BTreeMap<&str, Loc> = BTreeMap::new();
     for d in &ast.decls {
         let loc = Loc::Decl(d.name.clone());
-        if let Some(first) = first_decl.get(d.name.as_str()) {
-            findings.push(
-                Finding::new(Code::DuplicateName, FileLoc { file: key.clone(), loc }, format!("`{}` is declared twice in this file", d.name))
-                    .label("second declaration")
-                    .with(FileLoc { file: key.clone(), loc: first.clone() }, "first declared here")
-                    .help("rename one of them"),
-            );
+        // Duplicates are reported by the parser; the first declaration wins.
+        if first_decl.insert(&d.name, loc).is_some() {
             continue;
         }
-        first_decl.insert(&d.name, loc);
         if d.kind == DeclKind::Subgraph {
             subgraphs.insert(d.name.clone(), (key.clone(), d));
         }
@@ -124,7 +128,11 @@ pub fn lower_file(db: &dyn Db, file: SourceFile) -> FileLowering {
     }
     for f in &closure.files {
         let fkey = f.key(db).clone();
-        for d in file_ast(db, *f).decls.iter().filter(|d| d.kind == DeclKind::Subgraph) {
+        for d in file_ast(db, *f)
+            .decls
+            .iter()
+            .filter(|d| d.kind == DeclKind::Subgraph)
+        {
             subgraphs.entry(d.name.clone()).or_insert((fkey.clone(), d));
         }
     }
@@ -148,13 +156,23 @@ pub fn lower_file(db: &dyn Db, file: SourceFile) -> FileLowering {
         let exists = db.file(&import_key(&key, &ast.imports[i].path)).exists(db);
         if exists && !names.iter().any(|n| used.contains(n)) {
             findings.push(
-                Finding::new(Code::UnusedImport, FileLoc { file: key.clone(), loc: Loc::Import(i) }, format!("nothing from `{}` is used", ast.imports[i].path))
-                    .label("unused import")
-                    .help("remove the import, or `use` one of its subgraphs"),
+                Finding::new(
+                    Code::UnusedImport,
+                    FileLoc {
+                        file: key.clone(),
+                        loc: Loc::Import(i),
+                    },
+                    format!("nothing from `{}` is used", ast.imports[i].path),
+                )
+                .label("unused import")
+                .help("remove the import, or `use` one of its subgraphs"),
             );
         }
     }
-    FileLowering { workflows, findings }
+    FileLowering {
+        workflows,
+        findings,
+    }
 }
 
 fn collect_uses(body: &crate::syntax::Body, used: &mut BTreeSet<String>) {
@@ -175,13 +193,19 @@ pub fn validate_file(db: &dyn Db, file: SourceFile) -> Vec<Finding<FileLoc>> {
         let fallback = w.origins.workflow.clone();
         for f in validate::validate(&w.ir, &cx) {
             let mapped = f.map(|r| w.origins.locate(&r).or_else(|| fallback.clone()));
-            let Some(at) = mapped.at.clone() else { continue };
+            let Some(at) = mapped.at.clone() else {
+                continue;
+            };
             out.push(Finding {
                 code: mapped.code,
                 message: mapped.message,
                 at,
                 label: mapped.label,
-                labels: mapped.labels.into_iter().filter_map(|(a, t)| Some((a?, t))).collect(),
+                labels: mapped
+                    .labels
+                    .into_iter()
+                    .filter_map(|(a, t)| Some((a?, t)))
+                    .collect(),
                 help: mapped.help,
             });
         }
@@ -197,26 +221,48 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
         .errors
         .iter()
         .map(|e| Diagnostic {
-            code: Code::Syntax,
-            severity: Code::Syntax.severity(),
+            code: e.code,
+            severity: e.code.severity(),
             message: e.message.clone(),
             file: key.clone(),
             span: e.span.clone(),
-            label: "here".into(),
-            labels: Vec::new(),
+            label: if e.code == Code::DuplicateName {
+                "second declaration".into()
+            } else {
+                "here".into()
+            },
+            labels: e
+                .labels
+                .iter()
+                .map(|(span, message)| Label {
+                    span: span.clone(),
+                    message: message.clone(),
+                })
+                .collect(),
             help: e.help.clone(),
         })
         .collect();
-    let findings = lower_file(db, file).findings.iter().chain(validate_file(db, file));
+    let findings = lower_file(db, file)
+        .findings
+        .iter()
+        .chain(validate_file(db, file));
     let mut seen = BTreeSet::new();
     for f in findings {
         let d = place(db, f);
         // Instances inline a subgraph several times; report each place once.
-        if seen.insert((d.code, d.file.clone(), d.span.start, d.span.end, d.message.clone())) {
+        if seen.insert((
+            d.code,
+            d.file.clone(),
+            d.span.start,
+            d.span.end,
+            d.message.clone(),
+        )) {
             out.push(d);
         }
     }
-    out.sort_by(|a, b| (a.file.as_str(), a.span.start, a.code).cmp(&(b.file.as_str(), b.span.start, b.code)));
+    out.sort_by(|a, b| {
+        (a.file.as_str(), a.span.start, a.code).cmp(&(b.file.as_str(), b.span.start, b.code))
+    });
     out
 }
 
@@ -224,14 +270,20 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
 fn place(db: &dyn Db, f: &Finding<FileLoc>) -> Diagnostic {
     let span_of = |at: &FileLoc| {
         let map = &parse_file(db, db.file(&at.file)).map;
-        map.get(&at.loc).cloned().or_else(|| fallback_span(map, &at.loc)).unwrap_or(0..0)
+        map.get(&at.loc)
+            .cloned()
+            .or_else(|| fallback_span(map, &at.loc))
+            .unwrap_or(0..0)
     };
     let span = span_of(&f.at);
     let labels = f
         .labels
         .iter()
         .filter(|(at, _)| at.file == f.at.file)
-        .map(|(at, text)| Label { span: span_of(at), message: text.clone() })
+        .map(|(at, text)| Label {
+            span: span_of(at),
+            message: text.clone(),
+        })
         .collect();
     Diagnostic {
         code: f.code,
@@ -250,8 +302,12 @@ fn place(db: &dyn Db, f: &Finding<FileLoc>) -> Diagnostic {
 fn fallback_span(map: &crate::syntax::SourceMap, loc: &Loc) -> Option<std::ops::Range<usize>> {
     match loc {
         Loc::Attr(scope, node, _) => map.get(&Loc::Node(scope.clone(), node.clone())).cloned(),
-        Loc::UseArg(scope, alias, _) | Loc::Use(scope, alias) => map.get(&Loc::Use(scope.clone(), alias.clone())).cloned(),
-        Loc::ParallelArg(scope, name, _) => map.get(&Loc::Parallel(scope.clone(), name.clone())).cloned(),
+        Loc::UseArg(scope, alias, _) | Loc::Use(scope, alias) => {
+            map.get(&Loc::Use(scope.clone(), alias.clone())).cloned()
+        }
+        Loc::ParallelArg(scope, name, _) => map
+            .get(&Loc::Parallel(scope.clone(), name.clone()))
+            .cloned(),
         Loc::Bound(scope, s, g, t) => map.get(&Loc::Term(scope.clone(), *s, *g, *t)).cloned(),
         _ => None,
     }

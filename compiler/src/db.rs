@@ -88,13 +88,20 @@ impl Database {
 
     /// A database that records the name of every query it executes (for tests of
     /// incremental re-checking).
-    pub fn with_log(loader: Arc<dyn Loader>, roles: Option<BTreeSet<String>>) -> (Database, Arc<Mutex<Vec<String>>>) {
+    pub fn with_log(
+        loader: Arc<dyn Loader>,
+        roles: Option<BTreeSet<String>>,
+    ) -> (Database, Arc<Mutex<Vec<String>>>) {
         let log = Arc::new(Mutex::new(Vec::new()));
         let db = Database::build(loader, roles, Some(log.clone()));
         (db, log)
     }
 
-    fn build(loader: Arc<dyn Loader>, roles: Option<BTreeSet<String>>, log: Option<Arc<Mutex<Vec<String>>>>) -> Database {
+    fn build(
+        loader: Arc<dyn Loader>,
+        roles: Option<BTreeSet<String>>,
+        log: Option<Arc<Mutex<Vec<String>>>>,
+    ) -> Database {
         let callback: Option<Box<dyn Fn(salsa::Event) + Send + Sync>> = log.clone().map(|log| {
             Box::new(move |event: salsa::Event| {
                 if let salsa::EventKind::WillExecute { database_key } = event.kind
@@ -157,7 +164,11 @@ pub fn file_ast(db: &dyn Db, file: SourceFile) -> Ast {
 /// library, anything else a path relative to the importer's directory; `.fwf` is added
 /// when missing.
 pub fn import_key(from: &str, spec: &str) -> String {
-    let spec = if spec.ends_with(".fwf") { spec.to_string() } else { format!("{spec}.fwf") };
+    let spec = if spec.ends_with(".fwf") {
+        spec.to_string()
+    } else {
+        format!("{spec}.fwf")
+    };
     if spec.starts_with("std/") {
         return spec;
     }
@@ -165,7 +176,11 @@ pub fn import_key(from: &str, spec: &str) -> String {
         Some(i) => &from[..i],
         None => "",
     };
-    let joined = if dir.is_empty() { spec } else { format!("{dir}/{spec}") };
+    let joined = if dir.is_empty() {
+        spec
+    } else {
+        format!("{dir}/{spec}")
+    };
     normalize(&joined)
 }
 
@@ -184,5 +199,9 @@ fn normalize(path: &str) -> String {
         }
     }
     let joined = parts.join("/");
-    if absolute { format!("/{joined}") } else { joined }
+    if absolute {
+        format!("/{joined}")
+    } else {
+        joined
+    }
 }

@@ -154,7 +154,8 @@ impl miette::Diagnostic for Rendered {
     }
 
     fn help<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
-        (!self.diag.help.is_empty()).then(|| Box::new(&self.diag.help) as Box<dyn std::fmt::Display>)
+        (!self.diag.help.is_empty())
+            .then(|| Box::new(&self.diag.help) as Box<dyn std::fmt::Display>)
     }
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
@@ -171,11 +172,9 @@ impl miette::Diagnostic for Rendered {
             (!self.diag.label.is_empty()).then(|| self.diag.label.clone()),
             clamp(&self.diag.span),
         );
-        let rest = self
-            .diag
-            .labels
-            .iter()
-            .map(move |l| miette::LabeledSpan::new_with_span(Some(l.message.clone()), clamp(&l.span)));
+        let rest = self.diag.labels.iter().map(move |l| {
+            miette::LabeledSpan::new_with_span(Some(l.message.clone()), clamp(&l.span))
+        });
         Some(Box::new(std::iter::once(primary).chain(rest)))
     }
 }

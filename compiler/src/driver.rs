@@ -20,8 +20,16 @@ pub struct Located {
 /// A database rooted at `anchor` (a checked file or directory): the standard library and
 /// the roles are looked up from there.
 pub fn database_for(anchor: &Path) -> Database {
-    let dir = if anchor.is_dir() { anchor } else { anchor.parent().unwrap_or(Path::new(".")) };
-    let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+    let dir = if anchor.is_dir() {
+        anchor
+    } else {
+        anchor.parent().unwrap_or(Path::new("."))
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
     let loader = FsLoader {
         stdlib: host::find_stdlib(dir),
     };
@@ -30,30 +38,49 @@ pub fn database_for(anchor: &Path) -> Database {
 
 /// The database key of a path: the path as given, with `./` and `..` resolved lexically.
 pub fn key_of(path: &Path) -> String {
-    crate::db::import_key("", &path.to_string_lossy()).trim_end_matches(".fwf").to_string()
-        + if path.extension().is_some_and(|e| e == "fwf") { ".fwf" } else { "" }
+    crate::db::import_key("", &path.to_string_lossy())
+        .trim_end_matches(".fwf")
+        .to_string()
+        + if path.extension().is_some_and(|e| e == "fwf") {
+            ".fwf"
+        } else {
+            ""
+        }
 }
 
 /// Checks `.fwf` and `.fwir` files; directories are searched recursively.
 pub fn check_paths(paths: &[PathBuf]) -> std::io::Result<Vec<Located>> {
     let files = host::collect_sources(paths)?;
-    let Some(first) = paths.first() else { return Ok(Vec::new()) };
+    let Some(first) = paths.first() else {
+        return Ok(Vec::new());
+    };
     let db = database_for(first);
     let mut out = Vec::new();
     for path in files {
         if path.extension().is_some_and(|e| e == "fwir") {
-            let text = std::fs::read_to_string(&path).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-            out.extend(crate::ir_check::check_ir_text(&key_of(&path), &text, db.roles().names(&db).clone()));
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+            out.extend(crate::ir_check::check_ir_text(
+                &key_of(&path),
+                &text,
+                db.roles().names(&db).clone(),
+            ));
             continue;
         }
         let key = key_of(&path);
         let file = db.file(&key);
         if !file.exists(&db) {
-            return Err(std::io::Error::new(std::io::ErrorKind::NotFound, format!("{}: cannot read the file", path.display())));
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("{}: cannot read the file", path.display()),
+            ));
         }
         for d in file_diagnostics(&db, file) {
             let source = Arc::new(db.file(&d.file).text(&db).clone());
-            out.push(Located { diagnostic: d.clone(), source });
+            out.push(Located {
+                diagnostic: d.clone(),
+                source,
+            });
         }
     }
     Ok(out)
@@ -69,16 +96,26 @@ pub enum CompileError {
 
 /// Compiles a `.fwf` file (its first workflow, or `workflow` by name) or an IR text file
 /// to IR. Warnings are returned beside the IR; any error fails.
-pub fn compile_path(path: &Path, workflow: Option<&str>) -> Result<(Ir, Vec<Located>), CompileError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CompileError::Io(std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))))?;
+pub fn compile_path(
+    path: &Path,
+    workflow: Option<&str>,
+) -> Result<(Ir, Vec<Located>), CompileError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        CompileError::Io(std::io::Error::new(
+            e.kind(),
+            format!("{}: {e}", path.display()),
+        ))
+    })?;
     let db = database_for(path);
     if path.extension().is_some_and(|e| e == "fwir") {
-        let diags = crate::ir_check::check_ir_text(&key_of(path), &text, db.roles().names(&db).clone());
+        let diags =
+            crate::ir_check::check_ir_text(&key_of(path), &text, db.roles().names(&db).clone());
         if diags.iter().any(|d| d.diagnostic.is_error()) {
             return Err(CompileError::Invalid(diags));
         }
-        let ir = crate::ir::text::parse_text(&text).map(|(ir, _)| ir).map_err(|_| CompileError::Invalid(diags.clone()))?;
+        let ir = crate::ir::text::parse_text(&text)
+            .map(|(ir, _)| ir)
+            .map_err(|_| CompileError::Invalid(diags.clone()))?;
         return Ok((ir, diags));
     }
     let key = key_of(path);
@@ -95,7 +132,10 @@ pub fn compile_path(path: &Path, workflow: Option<&str>) -> Result<(Ir, Vec<Loca
     }
     let lowered = lower_file(&db, file);
     let found = match workflow {
-        Some(name) => lowered.workflows.iter().find(|w| w.ir.workflow.name == name),
+        Some(name) => lowered
+            .workflows
+            .iter()
+            .find(|w| w.ir.workflow.name == name),
         None => lowered.workflows.first(),
     };
     match found {

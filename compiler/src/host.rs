@@ -61,11 +61,16 @@ fn find_up(start: &Path, name: &str) -> Option<PathBuf> {
 /// `start` or an ancestor, and the project's `.factory/agents/<role>.md`.
 pub fn discover_roles(start: &Path) -> BTreeSet<String> {
     let mut roles: BTreeSet<String> = BUILTIN_ROLES.iter().map(|r| r.to_string()).collect();
-    for dir in [find_up(start, "prompts"), find_up(start, ".factory").map(|d| d.join("agents"))]
-        .into_iter()
-        .flatten()
+    for dir in [
+        find_up(start, "prompts"),
+        find_up(start, ".factory").map(|d| d.join("agents")),
+    ]
+    .into_iter()
+    .flatten()
     {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
         for entry in entries.flatten() {
             let path = entry.path();
             if path.extension().is_some_and(|e| e == "md")
@@ -83,7 +88,8 @@ pub fn discover_roles(start: &Path) -> BTreeSet<String> {
 pub fn collect_sources(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for p in paths {
-        let meta = std::fs::metadata(p).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", p.display())))?;
+        let meta = std::fs::metadata(p)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", p.display())))?;
         if meta.is_dir() {
             walk(p, &mut out)?;
         } else {
@@ -94,10 +100,16 @@ pub fn collect_sources(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?.flatten().map(|e| e.path()).collect();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     entries.sort();
     for path in entries {
-        let hidden = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.') || n == "target");
+        let hidden = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with('.') || n == "target");
         if path.is_dir() {
             if !hidden {
                 walk(&path, out)?;

@@ -12,7 +12,10 @@ use crate::validate::{self, IrRef};
 
 pub fn check_ir_text(key: &str, text: &str, roles: Option<BTreeSet<String>>) -> Vec<Located> {
     let source = Arc::new(text.to_string());
-    let located = |d: Diagnostic| Located { diagnostic: d, source: source.clone() };
+    let located = |d: Diagnostic| Located {
+        diagnostic: d,
+        source: source.clone(),
+    };
     let (ir, spans) = match parse_text(text) {
         Ok(parsed) => parsed,
         Err(errors) => {
@@ -27,7 +30,9 @@ pub fn check_ir_text(key: &str, text: &str, roles: Option<BTreeSet<String>>) -> 
                         span: e.span,
                         label: "here".into(),
                         labels: Vec::new(),
-                        help: e.help.unwrap_or_else(|| "see docs/ir.md for the IR text format".into()),
+                        help: e
+                            .help
+                            .unwrap_or_else(|| "see docs/ir.md for the IR text format".into()),
                     })
                 })
                 .collect();
@@ -42,7 +47,9 @@ pub fn check_ir_text(key: &str, text: &str, roles: Option<BTreeSet<String>>) -> 
     let mut out: Vec<Located> = validate::validate(&ir, &validate::Context { roles })
         .into_iter()
         .map(|f| {
-            let primary = span(&f.at, &spans).or_else(|| spans.workflow.clone()).unwrap_or(0..0);
+            let primary = span(&f.at, &spans)
+                .or_else(|| spans.workflow.clone())
+                .unwrap_or(0..0);
             located(Diagnostic {
                 code: f.code,
                 severity: f.code.severity(),
@@ -53,7 +60,12 @@ pub fn check_ir_text(key: &str, text: &str, roles: Option<BTreeSet<String>>) -> 
                 labels: f
                     .labels
                     .iter()
-                    .filter_map(|(r, t)| Some(Label { span: span(r, &spans)?, message: t.clone() }))
+                    .filter_map(|(r, t)| {
+                        Some(Label {
+                            span: span(r, &spans)?,
+                            message: t.clone(),
+                        })
+                    })
                     .collect(),
                 help: f.help,
             })

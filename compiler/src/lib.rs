@@ -1,13 +1,13 @@
 //! The `.fwf` workflow language: parser, salsa database, diagnostics, IR and emitters.
 
-pub mod emit;
-pub mod ir;
-pub mod syntax;
-pub mod diagnostic;
-pub mod validate;
-pub mod lower;
-pub mod db;
 pub mod check;
-pub mod host;
+pub mod db;
+pub mod diagnostic;
 pub mod driver;
+pub mod emit;
+pub mod host;
+pub mod ir;
 mod ir_check;
+pub mod lower;
+pub mod syntax;
+pub mod validate;

@@ -3,6 +3,9 @@
 //! Exit codes are shared by every command: 0 success, 1 the command ran and found a
 //! failure (diagnostics with errors, a failed check), 2 usage or I/O problems.
 
+pub mod check;
+pub mod compile;
+
 use std::process::ExitCode;
 
 /// The command ran and everything is fine.

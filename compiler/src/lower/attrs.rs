@@ -7,20 +7,34 @@ use crate::syntax::Value;
 pub const ALLOWED_ATTRS: &[(NodeKind, &[&str])] = &[
     (
         NodeKind::Agent,
-        &["role", "prompt", "task", "reads", "writes", "check", "timeout", "model", "runner", "async"],
+        &[
+            "role", "prompt", "task", "reads", "writes", "check", "timeout", "model", "runner",
+            "async",
+        ],
     ),
-    (NodeKind::Fn, &["run", "reads", "writes", "check", "timeout", "async"]),
+    (
+        NodeKind::Fn,
+        &["run", "reads", "writes", "check", "timeout", "async"],
+    ),
     (
         NodeKind::Gate,
-        &["question", "prompt", "task", "reads", "writes", "check", "outcomes", "timeout", "model", "runner"],
+        &[
+            "question", "prompt", "task", "reads", "writes", "check", "outcomes", "timeout",
+            "model", "runner",
+        ],
     ),
     (NodeKind::Fork, &[]),
     (NodeKind::Join, &[]),
     (NodeKind::Select, &["reads", "writes"]),
-    (NodeKind::Study, &["run", "reads", "writes", "check", "timeout", "async"]),
+    (
+        NodeKind::Study,
+        &["run", "reads", "writes", "check", "timeout", "async"],
+    ),
     (
         NodeKind::Llm,
-        &["prompt", "task", "model", "reads", "writes", "check", "timeout", "async"],
+        &[
+            "prompt", "task", "model", "reads", "writes", "check", "timeout", "async",
+        ],
     ),
 ];
 
@@ -39,8 +53,12 @@ pub fn check(value: &Value) -> Result<Check, String> {
         Value::Call { name, args } => match (name.as_str(), args.as_slice()) {
             ("min_size", [Literal::Int(n)]) if *n >= 0 => Ok(Check::MinSize(*n as u64)),
             ("contains", [Literal::Str(s)]) => Ok(Check::Contains(s.clone())),
-            ("min_size", _) => Err("`min_size` takes one whole number of bytes, e.g. `min_size(200)`".into()),
-            ("contains", _) => Err("`contains` takes one string, e.g. `contains(\"## Plan\")`".into()),
+            ("min_size", _) => {
+                Err("`min_size` takes one whole number of bytes, e.g. `min_size(200)`".into())
+            }
+            ("contains", _) => {
+                Err("`contains` takes one string, e.g. `contains(\"## Plan\")`".into())
+            }
             _ => Err(format!("unknown check `{name}`: use {ACCEPTED}")),
         },
         _ => Err(format!("a check is {ACCEPTED}")),

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::{FileLoc, Origins, Subgraphs};
 use crate::diagnostic::Code;
 use crate::ir::{
-    Artifact, Attrs, Edge, FloatText, Knob, KnobType, Label, Literal, Node, NodeKind, END, START,
+    Artifact, Attrs, END, Edge, FloatText, Knob, KnobType, Label, Literal, Node, NodeKind, START,
 };
 use crate::syntax::{
     Arg, ArgValue, Body, BoundRef, Bounds, Decl, KnobDecl, Loc, Param, ParamType, Term, Value,
@@ -132,9 +132,7 @@ impl<'a> Lowering<'a> {
                 name: Some(input.name.clone()),
                 path: input.path.clone(),
             };
-            if scope.artifacts.insert(input.name.clone(), art.clone()).is_some() {
-                self.duplicate(&scope, Loc::Input(scope.key.clone(), input.name.clone()), &input.name, None);
-            }
+            scope.artifacts.insert(input.name.clone(), art.clone());
             self.inputs.push(art);
         }
         for (id, kind) in [(START, NodeKind::Start), (END, NodeKind::End)] {
@@ -143,16 +141,25 @@ impl<'a> Lowering<'a> {
                 kind,
                 attrs: Attrs::default(),
             });
-            self.origins.nodes.insert(id.to_string(), scope.here(Loc::Decl(decl.name.clone())));
+            self.origins
+                .nodes
+                .insert(id.to_string(), scope.here(Loc::Decl(decl.name.clone())));
         }
         self.body(&mut scope, &decl.body);
         self.scan_knob_templates();
         for k in &decl.body.knobs {
             if !self.used_knobs.contains(&k.name) {
                 self.report(
-                    Finding::new(Code::UnusedKnob, scope.here(Loc::Knob(scope.key.clone(), k.name.clone())), format!("knob `{}` is never used", k.name))
-                        .label("unused")
-                        .help(format!("use it (`(max {0})`, an argument, `{{{{knobs.{0}}}}}`) or delete it", k.name)),
+                    Finding::new(
+                        Code::UnusedKnob,
+                        scope.here(Loc::Knob(scope.key.clone(), k.name.clone())),
+                        format!("knob `{}` is never used", k.name),
+                    )
+                    .label("unused")
+                    .help(format!(
+                        "use it (`(max {0})`, an argument, `{{{{knobs.{0}}}}}`) or delete it",
+                        k.name
+                    )),
                 );
             }
         }
@@ -172,8 +179,18 @@ impl<'a> Lowering<'a> {
                 },
             };
             if params.insert(p.name.clone(), binding).is_some() {
-                let at = FileLoc { file: file.to_string(), loc: Loc::Param(decl.name.clone(), p.name.clone()) };
-                self.report(Finding::new(Code::DuplicateName, at, format!("parameter `{}` is declared twice", p.name)).help("rename or remove one of them"));
+                let at = FileLoc {
+                    file: file.to_string(),
+                    loc: Loc::Param(decl.name.clone(), p.name.clone()),
+                };
+                self.report(
+                    Finding::new(
+                        Code::DuplicateName,
+                        at,
+                        format!("parameter `{}` is declared twice", p.name),
+                    )
+                    .help("rename or remove one of them"),
+                );
             }
         }
         let mut scope = Scope {
@@ -193,9 +210,13 @@ impl<'a> Lowering<'a> {
         self.stack.pop();
         if scope.entries.is_empty() {
             self.report(
-                Finding::new(Code::MissingStart, scope.here(Loc::Decl(decl.name.clone())), format!("subgraph `{}` has no `start ->` edge", decl.name))
-                    .label("no entry")
-                    .help("begin its flow with `start -> <first node>`"),
+                Finding::new(
+                    Code::MissingStart,
+                    scope.here(Loc::Decl(decl.name.clone())),
+                    format!("subgraph `{}` has no `start ->` edge", decl.name),
+                )
+                .label("no entry")
+                .help("begin its flow with `start -> <first node>`"),
             );
         }
     }
@@ -203,8 +224,7 @@ impl<'a> Lowering<'a> {
     fn knob(&mut self, scope: &Scope, k: &KnobDecl) {
         let loc = Loc::Knob(scope.key.clone(), k.name.clone());
         if self.knobs.iter().any(|x| x.name == k.name) {
-            self.duplicate(scope, loc, &k.name, None);
-            return;
+            return; // reported by the parser
         }
         let ty = match k.ty {
             ParamType::Int => KnobType::Int,
@@ -242,8 +262,12 @@ impl<'a> Lowering<'a> {
         };
         if k.ty == ParamType::Node {
             self.report(
-                Finding::new(Code::BadAttribute, scope.here(loc.clone()), format!("knob `{}` cannot have type node", k.name))
-                    .help("knobs are int, float, string or bool; node parameters belong to subgraphs"),
+                Finding::new(
+                    Code::BadAttribute,
+                    scope.here(loc.clone()),
+                    format!("knob `{}` cannot have type node", k.name),
+                )
+                .help("knobs are int, float, string or bool; node parameters belong to subgraphs"),
             );
         }
         self.origins.knobs.insert(k.name.clone(), scope.here(loc));
@@ -258,22 +282,21 @@ impl<'a> Lowering<'a> {
         });
     }
 
-    fn duplicate(&mut self, scope: &Scope, loc: Loc, name: &str, first: Option<Loc>) {
-        let mut f = Finding::new(Code::DuplicateName, scope.here(loc), format!("`{name}` is declared twice"))
-            .label("second declaration")
-            .help(format!("rename one of the two declarations of `{name}`"));
-        if let Some(first) = first {
-            f = f.with(scope.here(first), "first declared here");
-        }
-        self.report(f);
-    }
-
     fn body(&mut self, scope: &mut Scope, body: &Body) {
         if !scope.top {
             for k in &body.knobs {
                 self.report(
-                    Finding::new(Code::BadArgument, scope.here(Loc::Knob(scope.key.clone(), k.name.clone())), format!("knob `{}` is declared inside a subgraph or parallel block", k.name))
-                        .help("declare knobs in the workflow, and pass them to subgraphs as parameters"),
+                    Finding::new(
+                        Code::BadArgument,
+                        scope.here(Loc::Knob(scope.key.clone(), k.name.clone())),
+                        format!(
+                            "knob `{}` is declared inside a subgraph or parallel block",
+                            k.name
+                        ),
+                    )
+                    .help(
+                        "declare knobs in the workflow, and pass them to subgraphs as parameters",
+                    ),
                 );
             }
         }
@@ -284,31 +307,45 @@ impl<'a> Lowering<'a> {
             .flat_map(|s| s.groups.iter().flatten())
             .map(|t| t.name.as_str())
             .collect();
-        let mut declared: BTreeMap<String, Loc> = BTreeMap::new();
-        let mut fresh = |name: &str, loc: Loc, me: &mut Self, scope: &Scope| -> bool {
+        // Names declared twice were reported (and dropped) by the parser; only the
+        // reserved names are left to refuse.
+        let fresh = |name: &str, loc: Loc, me: &mut Self, scope: &Scope| -> bool {
             if name == START || name == END {
                 me.report(
-                    Finding::new(Code::DuplicateName, scope.here(loc), format!("`{name}` is reserved for the flow's entry and exit"))
-                        .help("pick another name"),
+                    Finding::new(
+                        Code::DuplicateName,
+                        scope.here(loc),
+                        format!("`{name}` is reserved for the flow's entry and exit"),
+                    )
+                    .label("reserved name")
+                    .help("pick another name"),
                 );
                 return false;
             }
-            if let Some(first) = declared.get(name) {
-                me.duplicate(scope, loc, name, Some(first.clone()));
-                return false;
-            }
-            declared.insert(name.to_string(), loc);
             true
         };
         let mut nodes = Vec::new();
         for n in &body.nodes {
-            if fresh(&n.name, Loc::Node(scope.key.clone(), n.name.clone()), self, scope) {
-                scope.names.insert(n.name.clone(), Endpoints::node(&format!("{}{}", scope.prefix, n.name)));
+            if fresh(
+                &n.name,
+                Loc::Node(scope.key.clone(), n.name.clone()),
+                self,
+                scope,
+            ) {
+                scope.names.insert(
+                    n.name.clone(),
+                    Endpoints::node(&format!("{}{}", scope.prefix, n.name)),
+                );
                 nodes.push(n);
             }
         }
         for u in &body.uses {
-            if !fresh(&u.alias, Loc::Use(scope.key.clone(), u.alias.clone()), self, scope) {
+            if !fresh(
+                &u.alias,
+                Loc::Use(scope.key.clone(), u.alias.clone()),
+                self,
+                scope,
+            ) {
                 continue;
             }
             if let Some(ends) = self.instantiate(scope, u) {
@@ -316,7 +353,12 @@ impl<'a> Lowering<'a> {
             }
         }
         for p in &body.parallels {
-            if !fresh(&p.name, Loc::Parallel(scope.key.clone(), p.name.clone()), self, scope) {
+            if !fresh(
+                &p.name,
+                Loc::Parallel(scope.key.clone(), p.name.clone()),
+                self,
+                scope,
+            ) {
                 continue;
             }
             let ends = self.parallel(scope, p);
@@ -340,16 +382,24 @@ impl<'a> Lowering<'a> {
         for n in nodes {
             if !in_flow.contains(n.name.as_str()) {
                 self.report(
-                    Finding::new(Code::UnusedNode, scope.here(Loc::Node(scope.key.clone(), n.name.clone())), format!("node `{}` is declared but not used in any flow", n.name))
-                        .label("not in any flow")
-                        .help(format!("add `{}` to a `flow {{ ... }}` statement, or delete it", n.name)),
+                    Finding::new(
+                        Code::UnusedNode,
+                        scope.here(Loc::Node(scope.key.clone(), n.name.clone())),
+                        format!("node `{}` is declared but not used in any flow", n.name),
+                    )
+                    .label("not in any flow")
+                    .help(format!(
+                        "add `{}` to a `flow {{ ... }}` statement, or delete it",
+                        n.name
+                    )),
                 );
                 continue;
             }
             let node = self.node(scope, n);
-            self.origins
-                .nodes
-                .insert(node.id.clone(), scope.at(Loc::Node(scope.key.clone(), n.name.clone())));
+            self.origins.nodes.insert(
+                node.id.clone(),
+                scope.at(Loc::Node(scope.key.clone(), n.name.clone())),
+            );
             self.nodes.push(node);
         }
         for (s, stmt) in body.flow.iter().enumerate() {
@@ -363,11 +413,22 @@ impl<'a> Lowering<'a> {
             if let Some(last) = stmt.groups.last() {
                 for (t, term) in last.iter().enumerate() {
                     if let Some(label) = term.label {
-                        let at = scope.at(Loc::Term(scope.key.clone(), s, stmt.groups.len() - 1, t));
+                        let at =
+                            scope.at(Loc::Term(scope.key.clone(), s, stmt.groups.len() - 1, t));
                         self.report(
-                            Finding::new(Code::LabelOnNonGate, at, format!("`{}.{label}` ends the statement, so the label leads nowhere", term.name))
-                                .label("label on a target")
-                                .help(format!("a label goes on the source of an edge: `{}.{label} -> <node>`", term.name)),
+                            Finding::new(
+                                Code::LabelOnNonGate,
+                                at,
+                                format!(
+                                    "`{}.{label}` ends the statement, so the label leads nowhere",
+                                    term.name
+                                ),
+                            )
+                            .label("label on a target")
+                            .help(format!(
+                                "a label goes on the source of an edge: `{}.{label} -> <node>`",
+                                term.name
+                            )),
                         );
                     }
                 }
@@ -383,7 +444,13 @@ impl<'a> Lowering<'a> {
             return Some(e.clone());
         }
         let mut known: Vec<&str> = scope.names.keys().map(String::as_str).collect();
-        known.extend(scope.params.iter().filter(|(_, b)| matches!(b, Binding::Node(_))).map(|(k, _)| k.as_str()));
+        known.extend(
+            scope
+                .params
+                .iter()
+                .filter(|(_, b)| matches!(b, Binding::Node(_)))
+                .map(|(k, _)| k.as_str()),
+        );
         let hint = closest(name, &known).map_or(String::new(), |c| format!("did you mean `{c}`? "));
         self.report(
             Finding::new(Code::UnknownNode, scope.at(loc), format!("no node, instance or parallel block is named `{name}`"))
@@ -393,7 +460,12 @@ impl<'a> Lowering<'a> {
         None
     }
 
-    fn edge(&mut self, scope: &mut Scope, from: (usize, usize, usize, &Term), to: (usize, usize, usize, &Term)) {
+    fn edge(
+        &mut self,
+        scope: &mut Scope,
+        from: (usize, usize, usize, &Term),
+        to: (usize, usize, usize, &Term),
+    ) {
         let (fs, fg, ft, src) = from;
         let (ts, tg, tt, dst) = to;
         let src_loc = Loc::Term(scope.key.clone(), fs, fg, ft);
@@ -407,8 +479,12 @@ impl<'a> Lowering<'a> {
             }
         } else if src.name == END {
             self.report(
-                Finding::new(Code::UnknownNode, scope.at(src_loc), "`end` cannot have successors")
-                    .help("`end` finishes the flow; put it last in a statement"),
+                Finding::new(
+                    Code::UnknownNode,
+                    scope.at(src_loc),
+                    "`end` cannot have successors",
+                )
+                .help("`end` finishes the flow; put it last in a statement"),
             );
             return;
         } else {
@@ -439,8 +515,12 @@ impl<'a> Lowering<'a> {
             }
         } else if dst.name == START {
             self.report(
-                Finding::new(Code::UnknownNode, scope.at(dst_loc), "`start` cannot be the target of an edge")
-                    .help("`start` begins the flow; use a reloop to go back to an earlier node"),
+                Finding::new(
+                    Code::UnknownNode,
+                    scope.at(dst_loc),
+                    "`start` cannot be the target of an edge",
+                )
+                .help("`start` begins the flow; use a reloop to go back to an earlier node"),
             );
             return;
         } else {
@@ -459,34 +539,60 @@ impl<'a> Lowering<'a> {
                     from: from.clone(),
                     to: to.clone(),
                     label: *label,
-                    max: if *label == Some(Label::Reloop) { max } else { None },
-                    max_knob: if *label == Some(Label::Reloop) { max_knob.clone() } else { None },
+                    max: if *label == Some(Label::Reloop) {
+                        max
+                    } else {
+                        None
+                    },
+                    max_knob: if *label == Some(Label::Reloop) {
+                        max_knob.clone()
+                    } else {
+                        None
+                    },
                 };
                 self.edges.push((edge, Some(scope.at(src_loc.clone()))));
             }
         }
     }
 
-    fn bound(&mut self, scope: &Scope, term: &Term, at: (usize, usize, usize)) -> (Option<u32>, Option<String>) {
+    fn bound(
+        &mut self,
+        scope: &Scope,
+        term: &Term,
+        at: (usize, usize, usize),
+    ) -> (Option<u32>, Option<String>) {
         let Some(bound) = &term.bound else {
             return (None, None);
         };
         let loc = Loc::Bound(scope.key.clone(), at.0, at.1, at.2);
         if term.label != Some(Label::Reloop) {
             self.report(
-                Finding::new(Code::BadAttribute, scope.at(loc), "`(max N)` bounds only reloop edges")
-                    .help(format!("write `{}.reloop(max N) -> ...`, or drop the bound", term.name)),
+                Finding::new(
+                    Code::BadAttribute,
+                    scope.at(loc),
+                    "`(max N)` bounds only reloop edges",
+                )
+                .help(format!(
+                    "write `{}.reloop(max N) -> ...`, or drop the bound",
+                    term.name
+                )),
             );
             return (None, None);
         }
         match bound {
             BoundRef::Count(n) => (Some(*n), None),
             BoundRef::Name(name) => match self.value_of(scope, name) {
-                Some((Literal::Int(n), knob)) if n >= 0 => (Some(n.min(u32::MAX as i64) as u32), knob),
+                Some((Literal::Int(n), knob)) if n >= 0 => {
+                    (Some(n.min(u32::MAX as i64) as u32), knob)
+                }
                 _ => {
                     self.report(
-                        Finding::new(Code::BadArgument, scope.at(loc), format!("`{name}` is not an int knob or parameter"))
-                            .help("a bound is a whole number or the name of an int knob or parameter"),
+                        Finding::new(
+                            Code::BadArgument,
+                            scope.at(loc),
+                            format!("`{name}` is not an int knob or parameter"),
+                        )
+                        .help("a bound is a whole number or the name of an int knob or parameter"),
                     );
                     (None, None)
                 }
@@ -495,7 +601,11 @@ impl<'a> Lowering<'a> {
     }
 
     /// The value of a knob or value parameter, with the knob it comes from.
-    pub(super) fn value_of(&mut self, scope: &Scope, name: &str) -> Option<(Literal, Option<String>)> {
+    pub(super) fn value_of(
+        &mut self,
+        scope: &Scope,
+        name: &str,
+    ) -> Option<(Literal, Option<String>)> {
         if let Some(b) = scope.params.get(name) {
             return match b {
                 Binding::Value { lit, knob } => {
@@ -521,24 +631,38 @@ impl<'a> Lowering<'a> {
         let use_loc = Loc::Use(scope.key.clone(), u.alias.clone());
         let Some((file, decl)) = self.subgraphs.get(&u.subgraph).cloned() else {
             let known: Vec<&str> = self.subgraphs.keys().map(String::as_str).collect();
-            let hint = closest(&u.subgraph, &known).map_or(String::new(), |c| format!("did you mean `{c}`? "));
+            let hint = closest(&u.subgraph, &known)
+                .map_or(String::new(), |c| format!("did you mean `{c}`? "));
             self.report(
-                Finding::new(Code::UnknownSubgraph, scope.at(Loc::UseSubgraph(scope.key.clone(), u.alias.clone())), format!("no subgraph named `{}`", u.subgraph))
-                    .label("unknown subgraph")
-                    .help(format!("{hint}import the file that declares it (e.g. `import std/{}`)", u.subgraph)),
+                Finding::new(
+                    Code::UnknownSubgraph,
+                    scope.at(Loc::UseSubgraph(scope.key.clone(), u.alias.clone())),
+                    format!("no subgraph named `{}`", u.subgraph),
+                )
+                .label("unknown subgraph")
+                .help(format!(
+                    "{hint}import the file that declares it (e.g. `import std/{}`)",
+                    u.subgraph
+                )),
             );
             return None;
         };
         self.used_subgraphs.insert(u.subgraph.clone());
         if self.stack.contains(&u.subgraph) {
             self.report(
-                Finding::new(Code::ImportCycle, scope.at(use_loc), format!("subgraph `{}` ends up using itself", u.subgraph))
-                    .help("a subgraph cannot contain an instance of itself; break the cycle"),
+                Finding::new(
+                    Code::ImportCycle,
+                    scope.at(use_loc),
+                    format!("subgraph `{}` ends up using itself", u.subgraph),
+                )
+                .help("a subgraph cannot contain an instance of itself; break the cycle"),
             );
             return None;
         }
         let key = scope.key.clone();
-        let params = self.bind_args(scope, &u.subgraph, &decl.params, &u.args, |a| Loc::UseArg(key.clone(), u.alias.clone(), a))?;
+        let params = self.bind_args(scope, &u.subgraph, &decl.params, &u.args, |a| {
+            Loc::UseArg(key.clone(), u.alias.clone(), a)
+        })?;
         let mut inner = Scope {
             file: file.clone(),
             key: decl.name.clone(),
@@ -586,26 +710,54 @@ impl Lowering<'_> {
             if !params.iter().any(|p| p.name == a.name) {
                 let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
                 self.report(
-                    Finding::new(Code::BadArgument, scope.at(loc(a.name.clone())), format!("`{subgraph}` has no parameter `{}`", a.name))
-                        .label("unknown argument")
-                        .help(format!("its parameters are: {}", if names.is_empty() { "(none)".to_string() } else { names.join(", ") })),
+                    Finding::new(
+                        Code::BadArgument,
+                        scope.at(loc(a.name.clone())),
+                        format!("`{subgraph}` has no parameter `{}`", a.name),
+                    )
+                    .label("unknown argument")
+                    .help(format!(
+                        "its parameters are: {}",
+                        if names.is_empty() {
+                            "(none)".to_string()
+                        } else {
+                            names.join(", ")
+                        }
+                    )),
                 );
                 ok = false;
             }
         }
         for p in params {
             let arg = args.iter().find(|a| a.name == p.name);
-            let at = scope.at(arg.map_or_else(|| Loc::Use(scope.key.clone(), String::new()), |a| loc(a.name.clone())));
+            let at = scope.at(arg.map_or_else(
+                || Loc::Use(scope.key.clone(), String::new()),
+                |a| loc(a.name.clone()),
+            ));
             let Some(arg) = arg else {
                 match &p.default {
                     Some(d) => {
-                        out.insert(p.name.clone(), Binding::Value { lit: d.clone(), knob: None });
+                        out.insert(
+                            p.name.clone(),
+                            Binding::Value {
+                                lit: d.clone(),
+                                knob: None,
+                            },
+                        );
                     }
                     None => {
                         self.report(
-                            Finding::new(Code::BadArgument, at, format!("`{subgraph}` needs the argument `{}` ({})", p.name, p.ty.as_str()))
-                                .label("missing argument")
-                                .help(format!("pass it: `{}: ...`", p.name)),
+                            Finding::new(
+                                Code::BadArgument,
+                                at,
+                                format!(
+                                    "`{subgraph}` needs the argument `{}` ({})",
+                                    p.name,
+                                    p.ty.as_str()
+                                ),
+                            )
+                            .label("missing argument")
+                            .help(format!("pass it: `{}: ...`", p.name)),
                         );
                         ok = false;
                     }
@@ -622,14 +774,24 @@ impl Lowering<'_> {
                         }
                     }
                 }
-                (ArgValue::Literal(l), _) => Binding::Value { lit: l.clone(), knob: None },
+                (ArgValue::Literal(l), _) => Binding::Value {
+                    lit: l.clone(),
+                    knob: None,
+                },
                 (ArgValue::Name(n), _) => match self.value_of(scope, n) {
                     Some((lit, knob)) => Binding::Value { lit, knob },
                     None => {
                         self.report(
-                            Finding::new(Code::BadArgument, at, format!("`{n}` is not a knob or parameter"))
-                                .label("unknown value")
-                                .help(format!("pass a literal or the name of a knob for `{}`", p.name)),
+                            Finding::new(
+                                Code::BadArgument,
+                                at,
+                                format!("`{n}` is not a knob or parameter"),
+                            )
+                            .label("unknown value")
+                            .help(format!(
+                                "pass a literal or the name of a knob for `{}`",
+                                p.name
+                            )),
                         );
                         ok = false;
                         continue;
@@ -639,15 +801,28 @@ impl Lowering<'_> {
             if let Binding::Value { lit, .. } = &binding {
                 if p.ty == ParamType::Node {
                     self.report(
-                        Finding::new(Code::BadArgument, at, format!("`{}` takes a node, not {lit}", p.name))
-                            .help("pass the name of a node, instance or parallel block"),
+                        Finding::new(
+                            Code::BadArgument,
+                            at,
+                            format!("`{}` takes a node, not {lit}", p.name),
+                        )
+                        .help("pass the name of a node, instance or parallel block"),
                     );
                     ok = false;
                     continue;
                 }
                 let (min, max, choices) = match &p.bounds {
                     Some(Bounds::Range(lo, hi)) => (Some(lo), Some(hi), Vec::new()),
-                    Some(Bounds::Choices(c)) => (None, None, c.iter().map(|l| match l { Literal::Str(s) => s.clone(), o => o.to_string() }).collect()),
+                    Some(Bounds::Choices(c)) => (
+                        None,
+                        None,
+                        c.iter()
+                            .map(|l| match l {
+                                Literal::Str(s) => s.clone(),
+                                o => o.to_string(),
+                            })
+                            .collect(),
+                    ),
                     None => (None, None, Vec::new()),
                 };
                 let ty = match p.ty {
@@ -656,12 +831,22 @@ impl Lowering<'_> {
                     ParamType::Bool => KnobType::Bool,
                     _ => KnobType::String,
                 };
-                if let Some(problem) = crate::validate::literal_fits(lit, ty, min, max, &choices, false) {
-                    let code = if problem.starts_with("is not of type") { Code::BadArgument } else { Code::OutOfBounds };
+                if let Some(problem) =
+                    crate::validate::literal_fits(lit, ty, min, max, &choices, false)
+                {
+                    let code = if problem.starts_with("is not of type") {
+                        Code::BadArgument
+                    } else {
+                        Code::OutOfBounds
+                    };
                     self.report(
                         Finding::new(code, at, format!("argument `{}` = {lit} {problem}", p.name))
                             .label("bad value")
-                            .help(format!("pass a {} value{}", ty_name(ty), bounds_text(&p.bounds))),
+                            .help(format!(
+                                "pass a {} value{}",
+                                ty_name(ty),
+                                bounds_text(&p.bounds)
+                            )),
                     );
                     ok = false;
                     continue;
@@ -681,16 +866,31 @@ impl Lowering<'_> {
         };
         if attrs.isolation.as_deref() != Some("worktrees") {
             self.report(
-                Finding::new(Code::BadArgument, scope.at(Loc::Parallel(scope.key.clone(), p.name.clone())), format!("unknown isolation `{}`", attrs.isolation.clone().unwrap_or_default()))
-                    .help("write `in worktrees` (each branch runs in its own git worktree)"),
+                Finding::new(
+                    Code::BadArgument,
+                    scope.at(Loc::Parallel(scope.key.clone(), p.name.clone())),
+                    format!(
+                        "unknown isolation `{}`",
+                        attrs.isolation.clone().unwrap_or_default()
+                    ),
+                )
+                .help("write `in worktrees` (each branch runs in its own git worktree)"),
             );
         }
         for a in &p.args {
-            let loc = scope.at(Loc::ParallelArg(scope.key.clone(), p.name.clone(), a.name.clone()));
+            let loc = scope.at(Loc::ParallelArg(
+                scope.key.clone(),
+                p.name.clone(),
+                a.name.clone(),
+            ));
             if a.name != "count" {
                 self.report(
-                    Finding::new(Code::BadArgument, loc, format!("a parallel block has no argument `{}`", a.name))
-                        .help("its one argument is `count: N` (how many branches run)"),
+                    Finding::new(
+                        Code::BadArgument,
+                        loc,
+                        format!("a parallel block has no argument `{}`", a.name),
+                    )
+                    .help("its one argument is `count: N` (how many branches run)"),
                 );
                 continue;
             }
@@ -704,13 +904,24 @@ impl Lowering<'_> {
                     attrs.count_knob = knob;
                 }
                 _ => self.report(
-                    Finding::new(Code::BadArgument, loc, "`count` must be a whole number of at least 1, or an int knob")
-                        .help("e.g. `parallel hypotheses(count: 3) in worktrees { ... }`"),
+                    Finding::new(
+                        Code::BadArgument,
+                        loc,
+                        "`count` must be a whole number of at least 1, or an int knob",
+                    )
+                    .help("e.g. `parallel hypotheses(count: 3) in worktrees { ... }`"),
                 ),
             }
         }
-        self.origins.nodes.insert(id.clone(), scope.at(Loc::Parallel(scope.key.clone(), p.name.clone())));
-        self.nodes.push(Node { id: id.clone(), kind: NodeKind::Parallel, attrs });
+        self.origins.nodes.insert(
+            id.clone(),
+            scope.at(Loc::Parallel(scope.key.clone(), p.name.clone())),
+        );
+        self.nodes.push(Node {
+            id: id.clone(),
+            kind: NodeKind::Parallel,
+            attrs,
+        });
         let mut inner = Scope {
             file: scope.file.clone(),
             key: format!("{}/{}", scope.key, p.name),
@@ -726,22 +937,42 @@ impl Lowering<'_> {
         self.body(&mut inner, &p.body);
         if inner.entries.is_empty() {
             self.report(
-                Finding::new(Code::MissingStart, scope.at(Loc::Parallel(scope.key.clone(), p.name.clone())), format!("parallel block `{}` has no `start ->` edge", p.name))
-                    .help("begin its flow with `start -> <first node>` and end it with `-> end`"),
+                Finding::new(
+                    Code::MissingStart,
+                    scope.at(Loc::Parallel(scope.key.clone(), p.name.clone())),
+                    format!("parallel block `{}` has no `start ->` edge", p.name),
+                )
+                .help("begin its flow with `start -> <first node>` and end it with `-> end`"),
             );
         }
         for to in &inner.entries {
-            let edge = Edge { from: id.clone(), to: to.clone(), label: None, max: None, max_knob: None };
-            self.edges.push((edge, Some(scope.at(Loc::Parallel(scope.key.clone(), p.name.clone())))));
+            let edge = Edge {
+                from: id.clone(),
+                to: to.clone(),
+                label: None,
+                max: None,
+                max_knob: None,
+            };
+            self.edges.push((
+                edge,
+                Some(scope.at(Loc::Parallel(scope.key.clone(), p.name.clone()))),
+            ));
         }
-        Endpoints { entries: vec![id], exits: inner.exits, single: false }
+        Endpoints {
+            entries: vec![id],
+            exits: inner.exits,
+            single: false,
+        }
     }
 
     /// Marks knobs used through `{{knobs.x}}` in any template.
     fn scan_knob_templates(&mut self) {
         for n in &self.nodes {
             let a = &n.attrs;
-            for text in [&a.task, &a.run, &a.question, &a.prompt, &a.model].into_iter().flatten() {
+            for text in [&a.task, &a.run, &a.question, &a.prompt, &a.model]
+                .into_iter()
+                .flatten()
+            {
                 for v in crate::validate::template_vars(text) {
                     if let Some(k) = v.strip_prefix("knobs.") {
                         self.used_knobs.insert(k.to_string());
@@ -759,7 +990,13 @@ fn ty_name(ty: KnobType) -> &'static str {
 fn bounds_text(b: &Option<Bounds>) -> String {
     match b {
         Some(Bounds::Range(lo, hi)) => format!(" in {lo}..={hi}"),
-        Some(Bounds::Choices(c)) => format!(" among {}", c.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")),
+        Some(Bounds::Choices(c)) => format!(
+            " among {}",
+            c.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         None => String::new(),
     }
 }
@@ -789,7 +1026,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, ca) in a.chars().enumerate() {
         let mut cur = vec![i + 1; b.len() + 1];
         for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
         }
         prev = cur;
     }

@@ -37,8 +37,15 @@ impl Lowering<'_> {
         a.strategy = n.strategy.clone();
         if n.kind == NodeKind::Select && a.strategy.as_deref() != Some("best_score") {
             self.report(
-                Finding::new(Code::BadAttribute, scope.at(Loc::Node(scope.key.clone(), n.name.clone())), format!("unknown selection strategy `{}`", a.strategy.clone().unwrap_or_default()))
-                    .help("write `select NAME by best_score`"),
+                Finding::new(
+                    Code::BadAttribute,
+                    scope.at(Loc::Node(scope.key.clone(), n.name.clone())),
+                    format!(
+                        "unknown selection strategy `{}`",
+                        a.strategy.clone().unwrap_or_default()
+                    ),
+                )
+                .help("write `select NAME by best_score`"),
             );
         }
         let keys = allowed(n.kind);
@@ -51,14 +58,22 @@ impl Lowering<'_> {
                     format!("a {} accepts: {}", n.kind, keys.join(", "))
                 };
                 self.report(
-                    Finding::new(Code::BadAttribute, scope.at(loc), format!("`{}` is not an attribute of a {}", attr.key, n.kind))
-                        .label("unknown attribute")
-                        .help(help),
+                    Finding::new(
+                        Code::BadAttribute,
+                        scope.at(loc),
+                        format!("`{}` is not an attribute of a {}", attr.key, n.kind),
+                    )
+                    .label("unknown attribute")
+                    .help(help),
                 );
                 continue;
             }
             if let Err((message, help)) = self.attr(scope, &mut a, &attr.key, &attr.values) {
-                self.report(Finding::new(Code::BadAttribute, scope.at(loc), message).label("bad value").help(help));
+                self.report(
+                    Finding::new(Code::BadAttribute, scope.at(loc), message)
+                        .label("bad value")
+                        .help(help),
+                );
             }
         }
         if n.kind == NodeKind::Agent && a.role.is_none() {
@@ -66,12 +81,23 @@ impl Lowering<'_> {
         }
         if n.kind == NodeKind::Fn && a.run.is_none() {
             self.report(
-                Finding::new(Code::BadAttribute, scope.at(Loc::Node(scope.key.clone(), n.name.clone())), format!("fn `{}` has no command", n.name))
-                    .label("nothing to run")
-                    .help(format!("write `fn {} \"command\"` or give it `run: \"command\"`", n.name)),
+                Finding::new(
+                    Code::BadAttribute,
+                    scope.at(Loc::Node(scope.key.clone(), n.name.clone())),
+                    format!("fn `{}` has no command", n.name),
+                )
+                .label("nothing to run")
+                .help(format!(
+                    "write `fn {} \"command\"` or give it `run: \"command\"`",
+                    n.name
+                )),
             );
         }
-        Node { id, kind: n.kind, attrs: a }
+        Node {
+            id,
+            kind: n.kind,
+            attrs: a,
+        }
     }
 
     /// Substitutes subgraph parameters (`{{loops}}`, `{{fix}}`) in a template; runtime
@@ -88,9 +114,14 @@ impl Lowering<'_> {
             let var = after[..close].trim();
             out.push_str(&rest[..open]);
             match scope.params.get(var) {
-                Some(Binding::Value { lit: Literal::Str(s), .. }) => out.push_str(s),
+                Some(Binding::Value {
+                    lit: Literal::Str(s),
+                    ..
+                }) => out.push_str(s),
                 Some(Binding::Value { lit, .. }) => out.push_str(&lit.to_string()),
-                Some(Binding::Node(e)) => out.push_str(e.entries.first().map_or("", String::as_str)),
+                Some(Binding::Node(e)) => {
+                    out.push_str(e.entries.first().map_or("", String::as_str))
+                }
                 None => out.push_str(&rest[open..open + 2 + close + 2]),
             }
             rest = &after[close + 2..];
@@ -102,22 +133,43 @@ impl Lowering<'_> {
     fn one<'v>(&self, key: &str, values: &'v [Value]) -> Result<&'v Value, (String, String)> {
         match values {
             [v] => Ok(v),
-            _ => Err((format!("`{key}` takes one value, not {}", values.len()), format!("give `{key}` a single value"))),
+            _ => Err((
+                format!("`{key}` takes one value, not {}", values.len()),
+                format!("give `{key}` a single value"),
+            )),
         }
     }
 
-    fn string(&self, scope: &Scope, key: &str, values: &[Value], names_ok: bool) -> Result<String, (String, String)> {
+    fn string(
+        &self,
+        scope: &Scope,
+        key: &str,
+        values: &[Value],
+        names_ok: bool,
+    ) -> Result<String, (String, String)> {
         match self.one(key, values)? {
             Value::Literal(Literal::Str(s)) => Ok(self.text(scope, s)),
             Value::Name(n) if names_ok => Ok(match scope.params.get(n) {
-                Some(Binding::Value { lit: Literal::Str(s), .. }) => s.clone(),
+                Some(Binding::Value {
+                    lit: Literal::Str(s),
+                    ..
+                }) => s.clone(),
                 _ => n.clone(),
             }),
-            v => Err((format!("`{key}` takes a string, not {}", attrs::describe(v)), format!("write `{key}: \"...\"`"))),
+            v => Err((
+                format!("`{key}` takes a string, not {}", attrs::describe(v)),
+                format!("write `{key}: \"...\"`"),
+            )),
         }
     }
 
-    fn attr(&mut self, scope: &Scope, a: &mut Attrs, key: &str, values: &[Value]) -> Result<(), (String, String)> {
+    fn attr(
+        &mut self,
+        scope: &Scope,
+        a: &mut Attrs,
+        key: &str,
+        values: &[Value],
+    ) -> Result<(), (String, String)> {
         match key {
             "role" => a.role = Some(self.string(scope, key, values, true)?),
             "model" => a.model = Some(self.string(scope, key, values, true)?),
@@ -128,7 +180,12 @@ impl Lowering<'_> {
             "question" => a.question = Some(self.string(scope, key, values, false)?),
             "async" => match self.one(key, values)? {
                 Value::Literal(Literal::Bool(b)) => a.is_async = *b,
-                v => return Err((format!("`async` is true or false, not {}", attrs::describe(v)), "write `async: true`".into())),
+                v => {
+                    return Err((
+                        format!("`async` is true or false, not {}", attrs::describe(v)),
+                        "write `async: true`".into(),
+                    ));
+                }
             },
             "timeout" => {
                 let v = self.one(key, values)?;
@@ -142,17 +199,31 @@ impl Lowering<'_> {
                 };
                 match secs {
                     Some(s) if s > 0 => a.timeout = Some(s as u64),
-                    _ => return Err((format!("`timeout` must be a positive number of seconds, not {}", attrs::describe(v)), "write e.g. `timeout: 600`".into())),
+                    _ => {
+                        return Err((
+                            format!(
+                                "`timeout` must be a positive number of seconds, not {}",
+                                attrs::describe(v)
+                            ),
+                            "write e.g. `timeout: 600`".into(),
+                        ));
+                    }
                 }
             }
             "check" => {
                 for v in values {
-                    a.checks.push(attrs::check(v).map_err(|m| (format!("bad check {}", attrs::describe(v)), m))?);
+                    a.checks.push(
+                        attrs::check(v)
+                            .map_err(|m| (format!("bad check {}", attrs::describe(v)), m))?,
+                    );
                 }
             }
             "outcomes" => {
                 for v in values {
-                    a.outcomes.push(attrs::outcome(v).map_err(|m| (format!("bad outcome {}", attrs::describe(v)), m))?);
+                    a.outcomes.push(
+                        attrs::outcome(v)
+                            .map_err(|m| (format!("bad outcome {}", attrs::describe(v)), m))?,
+                    );
                 }
                 a.outcomes.sort();
                 a.outcomes.dedup();
@@ -160,12 +231,20 @@ impl Lowering<'_> {
             "writes" => {
                 for v in values {
                     a.writes.push(match v {
-                        Value::Literal(Literal::Str(p)) => Artifact { name: None, path: self.text(scope, p) },
+                        Value::Literal(Literal::Str(p)) => Artifact {
+                            name: None,
+                            path: self.text(scope, p),
+                        },
                         Value::Named { name, path } => Artifact {
                             name: Some(format!("{}{name}", scope.prefix)),
                             path: self.text(scope, path),
                         },
-                        v => return Err((format!("`writes` takes paths, not {}", attrs::describe(v)), "write `writes: \"path\"` or `writes: name = \"path\"`".into())),
+                        v => {
+                            return Err((
+                                format!("`writes` takes paths, not {}", attrs::describe(v)),
+                                "write `writes: \"path\"` or `writes: name = \"path\"`".into(),
+                            ));
+                        }
                     });
                 }
             }

@@ -174,9 +174,15 @@ pub enum Value {
     /// A bare or dotted name: a role, an artifact name, a knob, `exists`.
     Name(String),
     /// `plan = "path"`
-    Named { name: String, path: String },
+    Named {
+        name: String,
+        path: String,
+    },
     /// `min_size(200)`, `contains("## Plan")`
-    Call { name: String, args: Vec<Literal> },
+    Call {
+        name: String,
+        args: Vec<Literal>,
+    },
 }
 
 /// `a -> b, c -> d`: groups joined by arrows; every term of one group links to every

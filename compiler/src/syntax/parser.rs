@@ -9,6 +9,7 @@ use pest::Parser as _;
 use pest::iterators::Pair;
 
 use super::ast::*;
+use crate::diagnostic::Code;
 use crate::ir::{FloatText, Label, Literal, NodeKind};
 
 #[derive(pest_derive::Parser)]
@@ -18,11 +19,16 @@ struct FwfParser;
 /// Byte spans of the syntax addressed by [`Loc`]s.
 pub type SourceMap = HashMap<Loc, Range<usize>>;
 
+/// A finding of the parser: a syntax error, or a name declared twice in one scope
+/// (found here because only the parser sees both places).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyntaxError {
+    pub code: Code,
     pub span: Range<usize>,
     pub message: String,
     pub help: String,
+    /// Secondary places (the first declaration of a duplicate).
+    pub labels: Vec<(Range<usize>, String)>,
 }
 
 /// The result of parsing one file: never fails; errors sit beside the tree.
@@ -40,6 +46,7 @@ pub fn parse(text: &str) -> Parsed {
         pos: 0,
         base: 0,
         out: Parsed::default(),
+        declared: HashMap::new(),
     };
     p.file();
     p.out
@@ -51,6 +58,8 @@ struct Driver<'t> {
     /// Offset of the text the current pairs were parsed from.
     base: usize,
     out: Parsed,
+    /// First declaration of each name, per namespace and scope.
+    declared: HashMap<(&'static str, String, String), Range<usize>>,
 }
 
 /// Keywords a declaration line can start with, per block level; recovery resumes there.
@@ -68,11 +77,11 @@ enum Level {
 
 impl<'t> Driver<'t> {
     fn file(&mut self) {
-        if let Ok(mut pairs) = FwfParser::parse(Rule::file_docs, self.text) {
-            if let Some(pair) = pairs.next() {
-                self.pos = pair.as_span().end();
-                self.out.ast.doc = docs_text(pair.into_inner());
-            }
+        if let Ok(mut pairs) = FwfParser::parse(Rule::file_docs, self.text)
+            && let Some(pair) = pairs.next()
+        {
+            self.pos = pair.as_span().end();
+            self.out.ast.doc = docs_text(pair.into_inner());
         }
         loop {
             self.skip_trivia();
@@ -125,10 +134,34 @@ impl<'t> Driver<'t> {
 
     fn error(&mut self, span: Range<usize>, message: String, help: String) {
         self.out.errors.push(SyntaxError {
+            code: Code::Syntax,
             span,
             message,
             help,
+            labels: Vec::new(),
         });
+    }
+
+    /// Marks a declared name, or reports it as a duplicate (and returns false) when the
+    /// namespace `ns` of `scope` already has it.
+    fn declare(&mut self, ns: &'static str, scope: &str, loc: Loc, pair: &Pair<'_, Rule>) -> bool {
+        let name = pair.as_str().to_string();
+        let span = self.span(pair);
+        let key = (ns, scope.to_string(), name.clone());
+        if let Some(first) = self.declared.get(&key) {
+            let first = first.clone();
+            self.out.errors.push(SyntaxError {
+                code: Code::DuplicateName,
+                span,
+                message: format!("`{name}` is declared twice"),
+                help: format!("rename one of the two declarations of `{name}`"),
+                labels: vec![(first, "first declared here".into())],
+            });
+            return false;
+        }
+        self.declared.insert(key, span);
+        self.mark(loc, pair);
+        true
     }
 
     fn skip_trivia(&mut self) {
@@ -178,15 +211,23 @@ impl<'t> Driver<'t> {
                 _ => {}
             }
         }
-        if let Some(p) = &name_pair {
-            self.mark(Loc::Decl(name.clone()), p);
-        }
+        let fresh = match &name_pair {
+            Some(p) => self.declare("decl", "", Loc::Decl(name.clone()), p),
+            None => false,
+        };
         for p in param_pairs {
             let mut it = p.into_inner();
             let (Some(pname), Some(pty)) = (it.next(), it.next()) else {
                 continue;
             };
-            self.mark(Loc::Param(name.clone(), pname.as_str().into()), &pname);
+            if !self.declare(
+                "param",
+                &name,
+                Loc::Param(name.clone(), pname.as_str().into()),
+                &pname,
+            ) {
+                continue;
+            }
             let mut default = None;
             let mut bounds = None;
             for rest in it {
@@ -215,6 +256,9 @@ impl<'t> Driver<'t> {
         };
         if kind != DeclKind::Subgraph && doc.is_empty() && self.out.ast.decls.is_empty() {
             doc = self.out.ast.doc.clone();
+        }
+        if !fresh {
+            return;
         }
         self.out.ast.decls.push(Decl {
             kind,
@@ -269,7 +313,14 @@ impl<'t> Driver<'t> {
         let (Some(name), Some(path)) = (it.next(), it.next()) else {
             return;
         };
-        self.mark(Loc::Input(scope.into(), name.as_str().into()), &name);
+        if !self.declare(
+            "input",
+            scope,
+            Loc::Input(scope.into(), name.as_str().into()),
+            &name,
+        ) {
+            return;
+        }
         body.inputs.push(Input {
             name: name.as_str().into(),
             path: unquote(path.as_str()),
@@ -295,7 +346,14 @@ impl<'t> Driver<'t> {
             }
         }
         let Some(name) = name else { return };
-        self.mark(Loc::Knob(scope.into(), name.as_str().into()), &name);
+        if !self.declare(
+            "knob",
+            scope,
+            Loc::Knob(scope.into(), name.as_str().into()),
+            &name,
+        ) {
+            return;
+        }
         body.knobs.push(KnobDecl {
             name: name.as_str().into(),
             doc,
@@ -345,7 +403,14 @@ impl<'t> Driver<'t> {
             return;
         };
         let alias_name = alias.as_str().to_string();
-        self.mark(Loc::Use(scope.into(), alias_name.clone()), alias);
+        if !self.declare(
+            "node",
+            scope,
+            Loc::Use(scope.into(), alias_name.clone()),
+            alias,
+        ) {
+            return;
+        }
         self.mark(Loc::UseSubgraph(scope.into(), alias_name.clone()), sub);
         let subgraph = sub.as_str().to_string();
         let args = self.args(
@@ -374,7 +439,12 @@ impl<'t> Driver<'t> {
         }
         let Some(name) = idents.first() else { return };
         let name_s = name.as_str().to_string();
-        self.mark(Loc::Parallel(scope.into(), name_s.clone()), name);
+        let fresh = self.declare(
+            "node",
+            scope,
+            Loc::Parallel(scope.into(), name_s.clone()),
+            name,
+        );
         let isolation = idents.get(1).map(|p| p.as_str().to_string());
         let args = self.args(
             |a| Loc::ParallelArg(scope.into(), name_s.clone(), a),
@@ -382,6 +452,9 @@ impl<'t> Driver<'t> {
         );
         let inner_scope = format!("{scope}/{name_s}");
         let (inner, _) = self.body(&inner_scope);
+        if !fresh {
+            return;
+        }
         body.parallels.push(Parallel {
             name: name_s,
             doc,
@@ -493,7 +566,14 @@ impl<'t> Driver<'t> {
             match p.as_rule() {
                 Rule::ident if node.name.is_empty() => {
                     node.name = p.as_str().into();
-                    self.mark(Loc::Node(scope.into(), node.name.clone()), &p);
+                    if !self.declare(
+                        "node",
+                        scope,
+                        Loc::Node(scope.into(), node.name.clone()),
+                        &p,
+                    ) {
+                        return;
+                    }
                 }
                 Rule::ident => node.strategy = Some(p.as_str().into()),
                 Rule::string => node.inline = Some(unquote(p.as_str())),
@@ -515,7 +595,10 @@ impl<'t> Driver<'t> {
                 continue;
             }
             self.mark(loc, &key);
-            let values = it.filter_map(|v| v.into_inner().next()).map(value).collect();
+            let values = it
+                .filter_map(|v| v.into_inner().next())
+                .map(value)
+                .collect();
             node.attrs.push(Attr {
                 key: key.as_str().into(),
                 values,
@@ -525,11 +608,12 @@ impl<'t> Driver<'t> {
     }
 }
 
-
 fn level_name(level: &Level) -> &'static str {
     match level {
         Level::Top => "a `workflow`, `subgraph` or `import`",
-        Level::Body => "a declaration (`agent`, `fn`, `gate`, `fork`, `join`, `knob`, `use`, `flow`, ...) or `}`",
+        Level::Body => {
+            "a declaration (`agent`, `fn`, `gate`, `fork`, `join`, `knob`, `use`, `flow`, ...) or `}`"
+        }
         Level::Flow => "a flow statement like `a -> b` or `}`",
     }
 }
@@ -550,9 +634,8 @@ fn describe(err: &pest::error::Error<Rule>, context: &str) -> (String, String) {
     } else {
         format!("syntax error: expected {}", expected.join(", "))
     };
-    let help = format!(
-        "this declaration was skipped; expected {context} here (see docs/language.md)"
-    );
+    let help =
+        format!("this declaration was skipped; expected {context} here (see docs/language.md)");
     (message, help)
 }
 
@@ -747,8 +830,14 @@ fn bounds_of(pair: Pair<'_, Rule>) -> Bounds {
     match inner.as_rule() {
         Rule::range => {
             let mut it = inner.into_inner();
-            let lo = it.next().map(|p| number(p.as_str())).unwrap_or(Literal::Int(0));
-            let hi = it.next().map(|p| number(p.as_str())).unwrap_or(Literal::Int(0));
+            let lo = it
+                .next()
+                .map(|p| number(p.as_str()))
+                .unwrap_or(Literal::Int(0));
+            let hi = it
+                .next()
+                .map(|p| number(p.as_str()))
+                .unwrap_or(Literal::Int(0));
             Bounds::Range(lo, hi)
         }
         _ => Bounds::Choices(inner.into_inner().map(literal).collect()),
@@ -777,13 +866,19 @@ fn value(pair: Pair<'_, Rule>) -> Value {
     match pair.as_rule() {
         Rule::named_path => {
             let mut it = pair.into_inner();
-            let name = it.next().map(|p| p.as_str().to_string()).unwrap_or_default();
+            let name = it
+                .next()
+                .map(|p| p.as_str().to_string())
+                .unwrap_or_default();
             let path = it.next().map(|p| unquote(p.as_str())).unwrap_or_default();
             Value::Named { name, path }
         }
         Rule::call => {
             let mut it = pair.into_inner();
-            let name = it.next().map(|p| p.as_str().to_string()).unwrap_or_default();
+            let name = it
+                .next()
+                .map(|p| p.as_str().to_string())
+                .unwrap_or_default();
             Value::Call {
                 name,
                 args: it.map(literal).collect(),

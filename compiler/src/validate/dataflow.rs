@@ -28,17 +28,18 @@ pub(super) fn check(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
     let count = g.g.node_count();
     // Nodes in topological order (nodes on unbounded cycles are left out; the cycle
     // rule reports them).
-    let mut order: Vec<(usize, petgraph::graph::NodeIndex)> = g
-        .g
-        .node_indices()
-        .filter_map(|n| g.topo[n.index()].map(|p| (p, n)))
-        .collect();
+    let mut order: Vec<(usize, petgraph::graph::NodeIndex)> =
+        g.g.node_indices()
+            .filter_map(|n| g.topo[n.index()].map(|p| (p, n)))
+            .collect();
     order.sort_unstable();
     // avail[n]: artifacts written by some ancestor of n.
     let mut avail = vec![0u64; count * words];
     let mut writes = vec![0u64; count * words];
     for n in &ir.nodes {
-        let Some(&ix) = g.index.get(&n.id) else { continue };
+        let Some(&ix) = g.index.get(&n.id) else {
+            continue;
+        };
         for w in &n.attrs.writes {
             if let Some(&b) = bit.get(w.path.as_str()) {
                 writes[ix.index() * words + b / 64] |= 1 << (b % 64);
@@ -58,12 +59,16 @@ pub(super) fn check(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
         }
     }
     for node in &ir.nodes {
-        let Some(&ix) = g.index.get(&node.id) else { continue };
+        let Some(&ix) = g.index.get(&node.id) else {
+            continue;
+        };
         if g.topo[ix.index()].is_none() {
             continue;
         }
         for r in &node.attrs.reads {
-            let Some(&b) = bit.get(r.path.as_str()) else { continue };
+            let Some(&b) = bit.get(r.path.as_str()) else {
+                continue;
+            };
             if avail[ix.index() * words + b / 64] & (1 << (b % 64)) == 0 {
                 let what = match &r.name {
                     Some(name) => format!("`{name}` ({})", r.path),

@@ -83,8 +83,14 @@ impl Matcher<'_> {
         }
         if depth > MAX_NESTING {
             self.out.push(
-                Finding::new(Code::ForkWithoutJoin, self.node_ref(f), "forks are nested too deeply to check")
-                    .help(format!("nest at most {MAX_NESTING} forks inside each other")),
+                Finding::new(
+                    Code::ForkWithoutJoin,
+                    self.node_ref(f),
+                    "forks are nested too deeply to check",
+                )
+                .help(format!(
+                    "nest at most {MAX_NESTING} forks inside each other"
+                )),
             );
             self.memo.insert(f, Memo::Done(None));
             return None;
@@ -104,12 +110,22 @@ impl Matcher<'_> {
         // Per branch: the joins it reached and the writes on it.
         let mut branches: Vec<(usize, BTreeSet<NodeIndex>, BTreeSet<String>)> = Vec::new();
         let mut escaped = false;
+        // Reloop edges on the branches: checked once the region is known.
+        let mut reloops: Vec<(usize, NodeIndex)> = Vec::new();
         for (head, head_edge) in g.out(f).collect::<Vec<_>>() {
             let mut joins = BTreeSet::new();
             let mut branch_writes = BTreeSet::new();
             let mut seen = HashSet::new();
             let mut stack = vec![(head, head_edge, f)];
             while let Some((n, via, from)) = stack.pop() {
+                // `end` is judged per edge (halt/fail may go there), so it is never "seen".
+                if g.kind(n) == Some(NodeKind::End) {
+                    if !matches!(self.ir.edges[via].label, Some(Label::Halt | Label::Fail)) {
+                        escaped = true;
+                        self.escape(f, from, via, "reaches `end` without passing the join");
+                    }
+                    continue;
+                }
                 if !seen.insert(n) {
                     continue;
                 }
@@ -123,13 +139,6 @@ impl Matcher<'_> {
                     joins.insert(n);
                     continue;
                 }
-                if kind == Some(NodeKind::End) {
-                    if !matches!(self.ir.edges[via].label, Some(Label::Halt | Label::Fail)) {
-                        escaped = true;
-                        self.escape(f, from, via, "reaches `end` without passing the join");
-                    }
-                    continue;
-                }
                 nodes.insert(n);
                 if let Some(node) = self.ir.node(g.id(n)) {
                     branch_writes.extend(node.attrs.writes.iter().map(|a| a.path.clone()));
@@ -141,7 +150,7 @@ impl Matcher<'_> {
                             nodes.insert(inner.join);
                             branch_writes.extend(inner.writes.iter().cloned());
                             seen.insert(inner.join);
-                            g.out(inner.join).map(|(m, e)| (m, e)).collect()
+                            g.out(inner.join).collect()
                         }
                         None => Vec::new(),
                     }
@@ -149,7 +158,11 @@ impl Matcher<'_> {
                     g.out(n).collect()
                 };
                 for (m, e) in next {
-                    stack.push((m, e, n));
+                    if self.ir.edges[e].label == Some(Label::Reloop) {
+                        reloops.push((e, m));
+                    } else {
+                        stack.push((m, e, n));
+                    }
                 }
             }
             branches.push((head_edge, joins, branch_writes));
@@ -161,7 +174,10 @@ impl Matcher<'_> {
                 *votes.entry(*j).or_default() += 1;
             }
         }
-        let Some((&join, _)) = votes.iter().max_by_key(|(j, c)| (**c, std::cmp::Reverse(**j))) else {
+        let Some((&join, _)) = votes
+            .iter()
+            .max_by_key(|(j, c)| (**c, std::cmp::Reverse(**j)))
+        else {
             if !escaped {
                 self.no_join(f, parallel, None);
             }
@@ -174,7 +190,11 @@ impl Matcher<'_> {
         }
         for (edge, joins, _) in &branches {
             if joins.iter().any(|j| *j != join) || (joins.is_empty() && !escaped) {
-                let other: Vec<&str> = joins.iter().filter(|j| **j != join).map(|j| g.id(*j)).collect();
+                let other: Vec<&str> = joins
+                    .iter()
+                    .filter(|j| **j != join)
+                    .map(|j| g.id(*j))
+                    .collect();
                 let what = if other.is_empty() {
                     "never reaches a join".to_string()
                 } else {
@@ -184,15 +204,44 @@ impl Matcher<'_> {
                     Finding::new(
                         Code::BranchEscapes,
                         IrRef::Edge(*edge),
-                        format!("a branch of fork `{fork_id}` {what}; its join is `{}`", g.id(join)),
+                        format!(
+                            "a branch of fork `{fork_id}` {what}; its join is `{}`",
+                            g.id(join)
+                        ),
                     )
                     .label("this branch")
                     .with(self.node_ref(f), "the fork")
                     .with(self.node_ref(join), "the fork's join")
-                    .help(format!("route every branch of `{fork_id}` into `{}`", g.id(join))),
+                    .help(format!(
+                        "route every branch of `{fork_id}` into `{}`",
+                        g.id(join)
+                    )),
                 );
             }
         }
+        for (e, target) in reloops {
+            if !nodes.contains(&target) {
+                escaped = true;
+                let edge = &self.ir.edges[e];
+                self.out.push(
+                    Finding::new(
+                        Code::BranchEscapes,
+                        IrRef::Edge(e),
+                        format!(
+                            "`{}` reloops to `{}`, outside fork `{fork_id}`",
+                            edge.from, edge.to
+                        ),
+                    )
+                    .label("leaves the fork")
+                    .with(self.node_ref(f), "the fork")
+                    .help(format!(
+                        "reloop to a node on the same branch, or move the gate after `{}`",
+                        g.id(join)
+                    )),
+                );
+            }
+        }
+        let _ = escaped;
         // Two branches writing one artifact race each other (not so for `parallel`,
         // whose copies run in separate worktrees).
         if !parallel {
@@ -201,10 +250,18 @@ impl Matcher<'_> {
         for (_, _, w) in branches {
             writes.extend(w);
         }
-        Some(Region { join, nodes, writes })
+        Some(Region {
+            join,
+            nodes,
+            writes,
+        })
     }
 
-    fn write_conflicts(&mut self, f: NodeIndex, branches: &[(usize, BTreeSet<NodeIndex>, BTreeSet<String>)]) {
+    fn write_conflicts(
+        &mut self,
+        f: NodeIndex,
+        branches: &[(usize, BTreeSet<NodeIndex>, BTreeSet<String>)],
+    ) {
         let mut first: BTreeMap<&str, usize> = BTreeMap::new();
         for (i, (edge, _, writes)) in branches.iter().enumerate() {
             for w in writes {
@@ -259,16 +316,32 @@ impl Matcher<'_> {
     fn no_join(&mut self, f: NodeIndex, parallel: bool, wrong: Option<NodeIndex>) {
         let id = self.g.id(f).to_string();
         let mut finding = if parallel {
-            Finding::new(Code::ParallelWithoutSelect, self.node_ref(f), format!("parallel block `{id}` is not followed by a `select`"))
-                .label("no select after this")
-                .help(format!("add `select best by best_score` and the flow step `{id} -> best`"))
+            Finding::new(
+                Code::ParallelWithoutSelect,
+                self.node_ref(f),
+                format!("parallel block `{id}` is not followed by a `select`"),
+            )
+            .label("no select after this")
+            .help(format!(
+                "add `select best by best_score` and the flow step `{id} -> best`"
+            ))
         } else {
-            Finding::new(Code::ForkWithoutJoin, self.node_ref(f), format!("fork `{id}` has no matching join"))
-                .label("branches start here")
-                .help(format!("declare a `join` and route every branch of `{id}` into it"))
+            Finding::new(
+                Code::ForkWithoutJoin,
+                self.node_ref(f),
+                format!("fork `{id}` has no matching join"),
+            )
+            .label("branches start here")
+            .help(format!(
+                "declare a `join` and route every branch of `{id}` into it"
+            ))
         };
         if let Some(j) = wrong {
-            let closes = if parallel { "a join closes a fork, not a parallel block" } else { "a select closes a parallel block, not a fork" };
+            let closes = if parallel {
+                "a join closes a fork, not a parallel block"
+            } else {
+                "a select closes a parallel block, not a fork"
+            };
             finding = finding.with(self.node_ref(j), closes);
         }
         self.out.push(finding);
@@ -295,7 +368,11 @@ impl Matcher<'_> {
                 Finding::new(
                     Code::JoinMismatch,
                     self.node_ref(j),
-                    format!("`{id}` joins the branches of both `{}` and `{}`", g.id(fork), g.id(other)),
+                    format!(
+                        "`{id}` joins the branches of both `{}` and `{}`",
+                        g.id(fork),
+                        g.id(other)
+                    ),
                 )
                 .label("joins two forks")
                 .with(self.node_ref(other), "second fork")
@@ -314,11 +391,18 @@ impl Matcher<'_> {
                 Finding::new(
                     Code::JoinMismatch,
                     IrRef::Edge(e),
-                    format!("`{}` feeds join `{id}` but is not on a branch of fork `{}`", g.id(p), g.id(fork)),
+                    format!(
+                        "`{}` feeds join `{id}` but is not on a branch of fork `{}`",
+                        g.id(p),
+                        g.id(fork)
+                    ),
                 )
                 .label("input from outside the fork")
                 .with(self.node_ref(fork), "the fork this join closes")
-                .help(format!("only branches of `{}` may flow into `{id}`", g.id(fork))),
+                .help(format!(
+                    "only branches of `{}` may flow into `{id}`",
+                    g.id(fork)
+                )),
             );
         }
     }

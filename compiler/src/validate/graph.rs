@@ -45,7 +45,9 @@ impl Graph {
                         format!("edge names `{id}`, which is not a node of this workflow"),
                     )
                     .label("unknown node")
-                    .help(format!("declare a node `{id}`, or fix the name in this edge")),
+                    .help(format!(
+                        "declare a node `{id}`, or fix the name in this edge"
+                    )),
                 );
                 let ix = g.add_node(id.to_string());
                 index.insert(id.to_string(), ix);
@@ -99,7 +101,8 @@ fn topo_order(g: &DiGraph<String, usize>, ir: &Ir) -> Vec<Option<usize>> {
             indeg[e.target().index()] += 1;
         }
     }
-    let mut queue: VecDeque<NodeIndex> = g.node_indices().filter(|n| indeg[n.index()] == 0).collect();
+    let mut queue: VecDeque<NodeIndex> =
+        g.node_indices().filter(|n| indeg[n.index()] == 0).collect();
     let mut order = vec![None; g.node_count()];
     let mut next = 0;
     while let Some(n) = queue.pop_front() {
@@ -122,26 +125,33 @@ fn topo_order(g: &DiGraph<String, usize>, ir: &Ir) -> Vec<Option<usize>> {
 pub(super) fn check(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
     let Some(&start) = g.index.get(&ir.start) else {
         out.push(
-            Finding::new(Code::MissingStart, IrRef::Workflow, format!("workflow `{}` has no start", ir.workflow.name))
-                .label("no `start ->` edge")
-                .help("begin the flow with `start -> <first node>`"),
+            Finding::new(
+                Code::MissingStart,
+                IrRef::Workflow,
+                format!("workflow `{}` has no start", ir.workflow.name),
+            )
+            .label("no `start ->` edge")
+            .help("begin the flow with `start -> <first node>`"),
         );
         return;
     };
     if g.out(start).next().is_none() {
         out.push(
-            Finding::new(Code::MissingStart, IrRef::Workflow, format!("workflow `{}` has no `start ->` edge", ir.workflow.name))
-                .label("nothing follows `start`")
-                .help("begin the flow with `start -> <first node>`"),
+            Finding::new(
+                Code::MissingStart,
+                IrRef::Workflow,
+                format!("workflow `{}` has no `start ->` edge", ir.workflow.name),
+            )
+            .label("nothing follows `start`")
+            .help("begin the flow with `start -> <first node>`"),
         );
         return;
     }
     let reached = reach(g, [start], Direction::Outgoing);
-    let ends: Vec<NodeIndex> = g
-        .g
-        .node_indices()
-        .filter(|&n| g.kind(n) == Some(NodeKind::End) || g.id(n) == END)
-        .collect();
+    let ends: Vec<NodeIndex> =
+        g.g.node_indices()
+            .filter(|&n| g.kind(n) == Some(NodeKind::End) || g.id(n) == END)
+            .collect();
     let reaches_end = reach(g, ends, Direction::Incoming);
     for n in g.g.node_indices() {
         if g.kind(n).is_none() {
@@ -150,15 +160,30 @@ pub(super) fn check(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
         let at = IrRef::Node(g.id(n).to_string());
         if !reached[n.index()] {
             out.push(
-                Finding::new(Code::Unreachable, at, format!("node `{}` cannot be reached from `start`", g.id(n)))
-                    .label("unreachable")
-                    .help(format!("add an edge into `{}` from a reachable node, or delete it", g.id(n))),
+                Finding::new(
+                    Code::Unreachable,
+                    at,
+                    format!("node `{}` cannot be reached from `start`", g.id(n)),
+                )
+                .label("unreachable")
+                .help(format!(
+                    "add an edge into `{}` from a reachable node, or delete it",
+                    g.id(n)
+                )),
             );
         } else if !reaches_end[n.index()] {
             out.push(
-                Finding::new(Code::NoPathToEnd, at, format!("no path leads from `{}` to `end`", g.id(n)))
-                    .label("dead end")
-                    .help(format!("add an edge from `{}` towards `end` (e.g. `{} -> end`)", g.id(n), g.id(n))),
+                Finding::new(
+                    Code::NoPathToEnd,
+                    at,
+                    format!("no path leads from `{}` to `end`", g.id(n)),
+                )
+                .label("dead end")
+                .help(format!(
+                    "add an edge from `{}` towards `end` (e.g. `{} -> end`)",
+                    g.id(n),
+                    g.id(n)
+                )),
             );
         }
     }
@@ -212,7 +237,12 @@ fn fan_out(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
             let mut f = Finding::new(
                 Code::FanOutWithoutFork,
                 IrRef::Node(g.id(n).to_string()),
-                format!("`{}` has {} {what} successors ({}), but only a fork runs branches", g.id(n), edges.len(), targets.join(", ")),
+                format!(
+                    "`{}` has {} {what} successors ({}), but only a fork runs branches",
+                    g.id(n),
+                    edges.len(),
+                    targets.join(", ")
+                ),
             )
             .label("fans out here")
             .help(format!(
@@ -233,7 +263,10 @@ fn cycles(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
     if g.topo.iter().all(Option::is_some) {
         return;
     }
-    let filtered = g.g.filter_map(|_, w| Some(w.clone()), |_, &e| (!is_reloop(ir, e)).then_some(e));
+    let filtered = g.g.filter_map(
+        |_, w| Some(w.clone()),
+        |_, &e| (!is_reloop(ir, e)).then_some(e),
+    );
     for scc in petgraph::algo::tarjan_scc(&filtered) {
         let self_loop = scc.len() == 1 && filtered.contains_edge(scc[0], scc[0]);
         if scc.len() < 2 && !self_loop {

@@ -56,7 +56,10 @@ fn edge(ir: &Ir, i: usize, e: &crate::ir::Edge, out: &mut Vec<Finding>) {
             Finding::new(
                 Code::LabelOnNonGate,
                 at.clone(),
-                format!("`{label}` is a gate verdict, but `{}` is a {}", e.from, src.kind),
+                format!(
+                    "`{label}` is a gate verdict, but `{}` is a {}",
+                    e.from, src.kind
+                ),
             )
             .label(format!("`{label}` edge from a {}", src.kind))
             .help(format!(
@@ -130,7 +133,14 @@ fn outcomes(ir: &Ir, out: &mut Vec<Finding>) {
 
 fn knobs(ir: &Ir, out: &mut Vec<Finding>) {
     for k in &ir.knobs {
-        if let Some(problem) = literal_fits(&k.default, k.ty, k.min.as_ref(), k.max.as_ref(), &k.choices, k.expandable) {
+        if let Some(problem) = literal_fits(
+            &k.default,
+            k.ty,
+            k.min.as_ref(),
+            k.max.as_ref(),
+            &k.choices,
+            k.expandable,
+        ) {
             out.push(
                 Finding::new(
                     Code::OutOfBounds,
@@ -167,12 +177,18 @@ pub fn literal_fits(
         if let Some(lo) = min.and_then(Literal::as_f64)
             && v < lo
         {
-            return Some(format!("is below the minimum {}", min.map(ToString::to_string).unwrap_or_default()));
+            return Some(format!(
+                "is below the minimum {}",
+                min.map(ToString::to_string).unwrap_or_default()
+            ));
         }
         if let Some(hi) = max.and_then(Literal::as_f64)
             && v > hi
         {
-            return Some(format!("is above the maximum {}", max.map(ToString::to_string).unwrap_or_default()));
+            return Some(format!(
+                "is above the maximum {}",
+                max.map(ToString::to_string).unwrap_or_default()
+            ));
         }
     }
     if let Literal::Str(s) = value

@@ -54,7 +54,10 @@ pub(super) fn check(ir: &Ir, out: &mut Vec<Finding>) {
                     Finding::new(
                         Code::UnknownTemplateVar,
                         IrRef::Node(n.id.clone()),
-                        format!("`{key}` of `{}` uses `{{{{{var}}}}}`, which is not a known variable", n.id),
+                        format!(
+                            "`{key}` of `{}` uses `{{{{{var}}}}}`, which is not a known variable",
+                            n.id
+                        ),
                     )
                     .label("unknown template variable")
                     .help(format!(

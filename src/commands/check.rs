@@ -1,0 +1,91 @@
+//! `factory check`: diagnostics for workflow files.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use factory_compiler::diagnostic::line_col;
+use factory_compiler::driver::{self, Located};
+
+use super::{FAILED, OK, USAGE};
+
+#[derive(clap::Args)]
+#[command(
+    about = "Check workflow files (.fwf, or IR text .fwir) and print their diagnostics",
+    long_about = "Check workflow files and print every diagnostic with its code, the place it \
+points at and how to fix it. Directories are searched recursively for *.fwf and *.fwir.\n\n\
+Exit status: 0 no errors, 1 errors found (or warnings with --deny-warnings), 2 a file could \
+not be read or the arguments are wrong.",
+    after_help = "Examples:\n  factory check workflows/ stdlib/\n  factory check improve.fwf --deny-warnings\n  factory check evolved.fwir --format json"
+)]
+pub struct Args {
+    /// Files or directories to check.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// Treat warnings as errors (exit 1 when there are any).
+    #[arg(long)]
+    deny_warnings: bool,
+    /// Output format: human-readable reports, or one JSON array of diagnostics.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Format {
+    Human,
+    Json,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    let found = match driver::check_paths(&args.paths) {
+        Ok(found) => found,
+        Err(err) => {
+            let err = miette::miette!(help = "check that the path exists and is readable", "{err}");
+            return super::report(err, USAGE);
+        }
+    };
+    let errors = found.iter().filter(|l| l.diagnostic.is_error()).count();
+    let warnings = found.len() - errors;
+    match args.format {
+        Format::Json => println!("{}", to_json(&found)),
+        Format::Human => {
+            for l in &found {
+                eprintln!("{:?}", l.diagnostic.to_report(l.source.clone()));
+            }
+            if !found.is_empty() {
+                eprintln!("{errors} error(s), {warnings} warning(s)");
+            }
+        }
+    }
+    if errors > 0 || (args.deny_warnings && warnings > 0) {
+        ExitCode::from(FAILED)
+    } else {
+        ExitCode::from(OK)
+    }
+}
+
+fn to_json(found: &[Located]) -> String {
+    let items: Vec<serde_json::Value> = found
+        .iter()
+        .map(|l| {
+            let d = &l.diagnostic;
+            let (line, column) = line_col(&l.source, d.span.start);
+            let (end_line, end_column) = line_col(&l.source, d.span.end);
+            serde_json::json!({
+                "code": d.code.as_str(),
+                "severity": d.severity,
+                "file": d.file,
+                "line": line,
+                "column": column,
+                "end_line": end_line,
+                "end_column": end_column,
+                "message": d.message,
+                "help": d.help,
+                "labels": d.labels.iter().map(|lab| {
+                    let (line, column) = line_col(&l.source, lab.span.start);
+                    serde_json::json!({"line": line, "column": column, "message": lab.message})
+                }).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::to_string_pretty(&items).unwrap_or_else(|_| "[]".into())
+}
