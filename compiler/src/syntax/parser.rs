@@ -124,8 +124,10 @@ impl<'t> Driver<'t> {
                 };
                 let at = self.pos + at;
                 let (message, help) = describe(&err, level_name(&level));
-                let end = line_end(self.text, at).max(at + 1).min(self.text.len());
-                self.error(at.min(self.text.len())..end, message, help);
+                let at = at.min(self.text.len());
+                let next_char = self.text[at..].chars().next().map_or(0, char::len_utf8);
+                let end = line_end(self.text, at).max(at + next_char);
+                self.error(at..end, message, help);
                 self.pos = resync(self.text, self.pos, &level);
                 None
             }
