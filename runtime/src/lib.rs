@@ -1,1 +1,6 @@
 //! The factory runtime.
+
+pub mod discovery;
+pub mod eval;
+pub mod fsutil;
+pub mod process;
