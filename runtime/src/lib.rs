@@ -3,4 +3,5 @@
 pub mod discovery;
 pub mod eval;
 pub mod fsutil;
+pub mod guards;
 pub mod process;

@@ -150,10 +150,10 @@ fn write_last_eval(root: &Path, report: &EvalReport) {
     if !dir.is_dir() {
         return;
     }
-    if let Ok(text) = serde_json::to_string_pretty(report) {
-        if let Err(e) = write_atomic(&last_eval_path(root), text.as_bytes()) {
-            tracing::warn!("could not write .factory/last_eval.json: {e}");
-        }
+    if let Ok(text) = serde_json::to_string_pretty(report)
+        && let Err(e) = write_atomic(&last_eval_path(root), text.as_bytes())
+    {
+        tracing::warn!("could not write .factory/last_eval.json: {e}");
     }
 }
 

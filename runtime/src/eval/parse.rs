@@ -114,9 +114,9 @@ pub fn test_counts(output: &str) -> Option<TestCounts> {
     if !node.is_empty() {
         let get = |k: &str| {
             node.iter()
-                .filter(|c| &c[1] == k)
+                .rev()
+                .find(|c| &c[1] == k)
                 .map(|c| num(&c[2]))
-                .last()
                 .unwrap_or(0)
         };
         return Some(TestCounts {
