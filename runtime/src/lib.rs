@@ -7,6 +7,7 @@
 //! - [`registry`]: the per-user project index (`~/.factory/registry.json`).
 //! - [`fsutil`]: atomic writes and file locks shared by all of the above.
 
+pub mod config;
 pub mod events;
 pub mod fsutil;
 pub mod layout;
