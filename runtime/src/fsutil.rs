@@ -1,48 +1,113 @@
-//! Small file helpers for eval/discovery state: atomic writes and UTC timestamps.
+//! Small file-system primitives every store module shares: atomic writes (temp file +
+//! rename, so a crash never leaves half a file) and exclusive advisory file locks.
 
-use std::io::Write;
-use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 
-/// Writes `bytes` to `path` through a temp file in the same directory and a rename, so a
-/// reader never sees half a file. The parent directory must exist.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+// fs4 1.1 mirrors std's lock API (`lock`/`try_lock`/`unlock`); calls are written
+// `FileExt::lock(&file)` so they never resolve to std's inherent methods instead.
+use fs4::FileExt;
+
+/// Writes `contents` to `path` atomically: the bytes go to a temporary sibling first,
+/// are flushed to disk, and then renamed over `path`. Readers see the old file or the
+/// new one, never a mix. Parent directories are created when missing.
+pub fn atomic_write(path: &Path, contents: &[u8]) -> io::Result<()> {
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    fs::create_dir_all(parent)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "file".to_owned());
+    // pid + a per-process counter keeps concurrent writers (threads or processes)
+    // from sharing a temp file.
+    let tmp = parent.join(format!(
+        ".{name}.tmp-{}-{}",
+        std::process::id(),
+        next_counter()
+    ));
+    let result = (|| {
+        let mut file = File::create(&tmp)?;
+        file.write_all(contents)?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
 }
 
-/// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ`.
-pub fn now_iso8601() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
+fn next_counter() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    COUNTER.fetch_add(1, Ordering::Relaxed)
+}
+
+/// An exclusive lock on a lock file, released when dropped.
+///
+/// The lock is advisory (flock/LockFileEx via fs4): every writer of a shared file must
+/// take it. The lock file itself is never removed, so two processes always lock the
+/// same inode.
+#[derive(Debug)]
+pub struct FileLock {
+    file: File,
+    path: PathBuf,
+}
+
+impl FileLock {
+    /// Blocks until the exclusive lock on `path` is held, creating the file if needed.
+    pub fn acquire(path: &Path) -> io::Result<Self> {
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)?;
+        FileExt::lock(&file)?;
+        Ok(Self {
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The lock file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for FileLock {
+    fn drop(&mut self) {
+        let _ = FileExt::unlock(&self.file);
+    }
+}
+
+/// Appends `bytes` to `path` with a single `write_all` on a file opened in append mode.
+/// Callers hold the file's lock so lines from concurrent writers never interleave.
+pub fn append(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut file = OpenOptions::new().create(true).append(true).open(path)?;
+    file.write_all(bytes)?;
+    file.sync_data()
+}
+
+/// Renames a corrupt file to `<name>.corrupt-<unix millis>` beside it, so it is kept
+/// for inspection while the caller starts fresh. Returns the new path.
+pub fn keep_aside(path: &Path) -> io::Result<PathBuf> {
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
         .unwrap_or(0);
-    iso8601(secs)
-}
-
-fn iso8601(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Howard Hinnant's civil-from-days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".corrupt-{millis}"));
+    let aside = path.with_file_name(name);
+    fs::rename(path, &aside)?;
+    Ok(aside)
 }
 
 #[cfg(test)]
@@ -50,18 +115,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn formats_known_instants() {
-        assert_eq!(iso8601(0), "1970-01-01T00:00:00Z");
-        assert_eq!(iso8601(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(iso8601(1_798_761_599), "2026-12-31T23:59:59Z");
+    fn atomic_write_replaces_contents_and_leaves_no_temp_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/a.json");
+        atomic_write(&path, b"one").unwrap();
+        atomic_write(&path, b"two").unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "two");
+        let names: Vec<_> = fs::read_dir(dir.path().join("sub"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 1, "left behind: {names:?}");
     }
 
     #[test]
-    fn atomic_write_replaces_content() {
+    fn lock_is_exclusive_between_handles() {
         let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("f.json");
-        write_atomic(&p, b"one").unwrap();
-        write_atomic(&p, b"two").unwrap();
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "two");
+        let path = dir.path().join("x.lock");
+        let held = FileLock::acquire(&path).unwrap();
+        let other = OpenOptions::new().write(true).open(&path).unwrap();
+        assert!(FileExt::try_lock(&other).is_err());
+        drop(held);
+        assert!(FileExt::try_lock(&other).is_ok());
     }
 }

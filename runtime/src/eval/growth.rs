@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use super::hygiene::HygieneRun;
 use super::score::{EvalResult, Tier};
-use crate::fsutil::{now_iso8601, write_atomic};
+use crate::events::now_iso8601;
+use crate::fsutil::atomic_write as write_atomic;
 
 /// Coverage points that count as full growth.
 const COVERAGE_TARGET_POINTS: f64 = 5.0;

@@ -25,7 +25,8 @@ pub use score::{
 };
 
 use crate::discovery::introspect::introspect;
-use crate::fsutil::write_atomic;
+use crate::fsutil::atomic_write as write_atomic;
+use crate::layout::FactoryPaths;
 
 /// What an eval run needs from the project's configuration.
 #[derive(Debug, Clone)]
@@ -141,7 +142,7 @@ pub fn record_baseline(
 }
 
 pub fn last_eval_path(root: &Path) -> PathBuf {
-    root.join(".factory").join("last_eval.json")
+    FactoryPaths::new(root).last_eval_json()
 }
 
 /// Best-effort: only when `.factory/` exists, and a failed write is ignored (spec §8.5).
