@@ -25,3 +25,4 @@ pub mod layout;
 pub mod process;
 pub mod registry;
 pub mod store;
+pub mod strategy;

@@ -87,63 +87,56 @@ pub fn baseline_from(
 pub fn growth_results(
     run: &HygieneRun,
     baseline: Option<&Baseline>,
-) -> (Vec<EvalResult>, Option<(String, String)>) {
+) -> (Vec<EvalResult>, Vec<(String, String)>) {
     let mut results = Vec::new();
-    results.push(
-        match (run.test_counts, baseline.and_then(|b| b.test_count)) {
-            (None, _) => {
-                let why = run
-                    .test_counts_missing
-                    .clone()
-                    .unwrap_or_else(|| "no test count available".into());
-                EvalResult::failed(
-                    "test_count",
-                    Tier::Growth,
-                    0.5,
-                    format!("cannot count tests: {why}"),
-                )
-            }
-            (Some(c), None) if c.total() == 0 => {
-                EvalResult::failed("test_count", Tier::Growth, 0.5, "no tests found")
-            }
-            (Some(c), None) => EvalResult::new(
+    let mut skipped = Vec::new();
+    // No count (no runner, or it failed before printing one): the `tests` hygiene
+    // dimension already scores a failed run, so growth skips rather than double-counting.
+    match (run.test_counts, baseline.and_then(|b| b.test_count)) {
+        (None, _) => skipped.push((
+            "test_count".to_string(),
+            run.test_counts_missing
+                .clone()
+                .unwrap_or_else(|| "no test count available".into()),
+        )),
+        (Some(c), None) if c.total() == 0 => results.push(EvalResult::failed(
+            "test_count",
+            Tier::Growth,
+            0.5,
+            "no tests found",
+        )),
+        (Some(c), None) => results.push(EvalResult::new(
+            "test_count",
+            Tier::Growth,
+            0.5,
+            0.5,
+            true,
+            format!("{} tests; no baseline yet", c.total()),
+        )),
+        (Some(c), Some(base)) => {
+            let target = (base as f64 / 10.0).ceil().max(1.0);
+            let (score, passed) = relative(c.total() as f64, base as f64, target);
+            results.push(EvalResult::new(
                 "test_count",
                 Tier::Growth,
+                score,
                 0.5,
-                0.5,
-                true,
-                format!("{} tests; no baseline yet", c.total()),
-            ),
-            (Some(c), Some(base)) => {
-                let now = c.total() as f64;
-                let base_f = base as f64;
-                let target = (base_f / 10.0).ceil().max(1.0);
-                let (score, passed) = relative(now, base_f, target);
-                EvalResult::new(
-                    "test_count",
-                    Tier::Growth,
-                    score,
-                    0.5,
-                    passed,
-                    format!(
-                        "{} tests (baseline {base}, {:+})",
-                        c.total(),
-                        c.total() as i64 - base as i64
-                    ),
-                )
-            }
-        },
-    );
-    let mut skipped = None;
-    match (run.coverage, baseline.and_then(|b| b.coverage)) {
-        (None, _) => {
-            skipped = Some((
-                "coverage".to_string(),
-                run.coverage_missing
-                    .clone()
-                    .unwrap_or_else(|| "no coverage tool".into()),
+                passed,
+                format!(
+                    "{} tests (baseline {base}, {:+})",
+                    c.total(),
+                    c.total() as i64 - base as i64
+                ),
             ));
         }
+    }
+    match (run.coverage, baseline.and_then(|b| b.coverage)) {
+        (None, _) => skipped.push((
+            "coverage".to_string(),
+            run.coverage_missing
+                .clone()
+                .unwrap_or_else(|| "no coverage tool".into()),
+        )),
         (Some(pct), None) => results.push(EvalResult::new(
             "coverage",
             Tier::Growth,
@@ -216,7 +209,7 @@ mod tests {
     fn missing_coverage_is_skipped_not_scored() {
         let (results, skipped) = growth_results(&run_with(3, None), None);
         assert_eq!(results.len(), 1);
-        assert_eq!(skipped.unwrap().0, "coverage");
+        assert_eq!(skipped[0].0, "coverage");
     }
 
     #[test]

@@ -24,6 +24,7 @@ pub use score::{
     CompositeScore, EvalResult, EvalWeights, MergeWeights, Tier, TierWeights, compute_composite,
 };
 
+use crate::config::FactoryConfig;
 use crate::discovery::introspect::introspect;
 use crate::fsutil::atomic_write as write_atomic;
 use crate::layout::FactoryPaths;
@@ -45,6 +46,22 @@ impl Default for EvalSettings {
             weights: MergeWeights::default(),
             threshold: 0.0,
             test_timeout: Duration::from_secs(600),
+        }
+    }
+}
+
+impl EvalSettings {
+    /// The eval-relevant part of a project's factory.md configuration.
+    pub fn from_config(config: &FactoryConfig) -> Self {
+        Self {
+            project_dimensions: config.project_eval.clone(),
+            weights: MergeWeights {
+                eval_weights: config.eval_weights.clone(),
+                hygiene_overrides: config.hygiene_weights.clone(),
+                growth_overrides: config.growth_weights.clone(),
+            },
+            threshold: config.eval_threshold,
+            test_timeout: Duration::from_secs(config.test_timeout.max(1)),
         }
     }
 }
@@ -89,7 +106,7 @@ pub fn run_eval(root: &Path, settings: &EvalSettings) -> Result<EvalReport, Eval
     let profile = introspect(root);
     let hygiene_run = hygiene::run_hygiene(root, &profile, settings.test_timeout);
     let additions = project::run_score_py(root, settings.test_timeout).unwrap_or_default();
-    let (growth, coverage_skipped) = growth::growth_results(&hygiene_run, baseline.as_ref());
+    let (growth, growth_skipped) = growth::growth_results(&hygiene_run, baseline.as_ref());
     let custom: Vec<EvalResult> = settings
         .project_dimensions
         .iter()
@@ -97,9 +114,11 @@ pub fn run_eval(root: &Path, settings: &EvalSettings) -> Result<EvalReport, Eval
         .collect();
 
     let mut skipped = hygiene_run.skipped.clone();
-    if let Some((name, reason)) = coverage_skipped {
-        skipped.push(Skipped { name, reason });
-    }
+    skipped.extend(
+        growth_skipped
+            .into_iter()
+            .map(|(name, reason)| Skipped { name, reason }),
+    );
     let merged = score::merge_all(
         hygiene_run.results.clone(),
         additions,

@@ -5,36 +5,18 @@
 use std::path::Path;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::score::{EvalResult, Tier};
 use crate::process::{run_program, run_shell};
 
-/// How a project dimension's output becomes a score.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ParseMode {
-    /// stdout is JSON: a number, or an object with `score` (and optional `passed`, `details`).
-    Json,
-    /// Exit 0 scores 1.0, anything else 0.0.
-    ExitCode,
-}
-
-/// One factory.md `project_eval` entry, as eval needs it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ProjectDimension {
-    pub name: String,
-    pub command: String,
-    pub parse: ParseMode,
-    pub weight: f64,
-    pub timeout: Duration,
-}
+pub use crate::config::{EvalParse as ParseMode, ProjectEvalDimension as ProjectDimension};
 
 /// Runs one declared dimension from `root`.
 pub fn run_dimension(root: &Path, dim: &ProjectDimension) -> EvalResult {
     let fail = |why: String| EvalResult::failed(&dim.name, Tier::Project, dim.weight, why);
-    let out = match run_shell(&dim.command, root, dim.timeout) {
+    let timeout = Duration::from_secs(dim.timeout.max(1));
+    let out = match run_shell(&dim.command, root, timeout) {
         Ok(out) => out,
         Err(e) => return fail(e.to_string()),
     };
@@ -42,7 +24,7 @@ pub fn run_dimension(root: &Path, dim: &ProjectDimension) -> EvalResult {
         return fail(format!(
             "`{}` timed out after {}s and was killed",
             dim.command,
-            dim.timeout.as_secs_f64()
+            timeout.as_secs()
         ));
     }
     match dim.parse {
@@ -207,13 +189,14 @@ fn parse_score_py(stdout: &str) -> Result<Vec<EvalResult>, String> {
 mod tests {
     use super::*;
 
-    fn dim(name: &str, command: &str, parse: ParseMode, timeout_ms: u64) -> ProjectDimension {
+    fn dim(name: &str, command: &str, parse: ParseMode, timeout_secs: u64) -> ProjectDimension {
         ProjectDimension {
             name: name.into(),
             command: command.into(),
             parse,
             weight: 1.0,
-            timeout: Duration::from_millis(timeout_ms),
+            timeout: timeout_secs,
+            description: String::new(),
         }
     }
 
@@ -226,17 +209,17 @@ mod tests {
                 "acc",
                 "echo working; echo '{\"score\": 0.75}'",
                 ParseMode::Json,
-                5000,
+                5,
             ),
         );
         assert_eq!(r.score, 0.75);
         assert!(!r.passed);
-        let r = run_dimension(dir.path(), &dim("num", "echo 1", ParseMode::Json, 5000));
+        let r = run_dimension(dir.path(), &dim("num", "echo 1", ParseMode::Json, 5));
         assert_eq!(r.score, 1.0);
         assert!(r.passed);
-        let r = run_dimension(dir.path(), &dim("ok", "true", ParseMode::ExitCode, 5000));
+        let r = run_dimension(dir.path(), &dim("ok", "true", ParseMode::ExitCode, 5));
         assert_eq!(r.score, 1.0);
-        let r = run_dimension(dir.path(), &dim("bad", "exit 4", ParseMode::ExitCode, 5000));
+        let r = run_dimension(dir.path(), &dim("bad", "exit 4", ParseMode::ExitCode, 5));
         assert_eq!(r.score, 0.0);
     }
 
@@ -245,7 +228,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let r = run_dimension(
             dir.path(),
-            &dim("crash", "echo boom >&2; exit 3", ParseMode::Json, 5000),
+            &dim("crash", "echo boom >&2; exit 3", ParseMode::Json, 5),
         );
         assert_eq!(r.score, 0.0);
         assert!(
@@ -253,16 +236,16 @@ mod tests {
             "{}",
             r.details
         );
-        let r = run_dimension(dir.path(), &dim("slow", "sleep 10", ParseMode::Json, 200));
+        let r = run_dimension(dir.path(), &dim("slow", "sleep 10", ParseMode::Json, 1));
         assert!(r.details.contains("timed out"), "{}", r.details);
         let r = run_dimension(
             dir.path(),
-            &dim("garbage", "echo hello", ParseMode::Json, 5000),
+            &dim("garbage", "echo hello", ParseMode::Json, 5),
         );
         assert!(r.details.contains("no JSON"), "{}", r.details);
         let r = run_dimension(
             dir.path(),
-            &dim("range", "echo '{\"score\": 7}'", ParseMode::Json, 5000),
+            &dim("range", "echo '{\"score\": 7}'", ParseMode::Json, 5),
         );
         assert!(r.details.contains("outside 0..1"), "{}", r.details);
     }

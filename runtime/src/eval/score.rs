@@ -1,8 +1,6 @@
 //! The composite score: tier weights, within-tier normalisation and the weighted sum
 //! (spec Appendix A.1). Pure functions over [`EvalResult`] lists; no I/O.
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 
 const EPSILON: f64 = 1e-9;
@@ -68,26 +66,7 @@ pub struct CompositeScore {
     pub passed: bool,
 }
 
-/// The hygiene/growth/project split a user may set in factory.md (`eval_weights`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct EvalWeights {
-    pub hygiene: f64,
-    pub growth: f64,
-    pub project: f64,
-}
-
-impl Default for EvalWeights {
-    fn default() -> Self {
-        Self {
-            hygiene: 0.5,
-            growth: 0.5,
-            project: 0.0,
-        }
-    }
-}
-
-/// Sparse per-dimension weight overrides within one tier: only the names present override.
-pub type TierWeights = BTreeMap<String, f64>;
+pub use crate::config::{EvalWeights, TierWeights};
 
 /// Weighted sum of `results`, renormalising weights that do not sum to 1.
 pub fn compute_composite(
@@ -152,7 +131,7 @@ pub fn normalize_tier(
 ) -> Vec<EvalResult> {
     if let Some(overrides) = overrides {
         for r in &mut results {
-            if let Some(w) = overrides.get(&r.name) {
+            if let Some(w) = overrides.0.get(&r.name) {
                 r.weight = w.max(0.0);
             }
         }
@@ -333,7 +312,7 @@ mod tests {
             r("lint", Tier::Hygiene, 1.0, 1.0),
             r("format", Tier::Hygiene, 1.0, 2.0),
         ];
-        let overrides: TierWeights = [("lint".to_string(), 3.0)].into_iter().collect();
+        let overrides = TierWeights([("lint".to_string(), 3.0)].into_iter().collect());
         let weights = MergeWeights {
             hygiene_overrides: Some(overrides),
             ..Default::default()
