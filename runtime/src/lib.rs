@@ -22,6 +22,7 @@ pub mod events;
 pub mod fsutil;
 pub mod guards;
 pub mod layout;
+pub mod precheck;
 pub mod process;
 pub mod registry;
 pub mod store;

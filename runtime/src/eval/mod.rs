@@ -137,11 +137,24 @@ pub fn run_eval(root: &Path, settings: &EvalSettings) -> Result<EvalReport, Eval
         baseline,
     };
     write_last_eval(root, &report);
-    if report.baseline.is_none() && root.join(".factory").is_dir() {
-        // First measurement: it becomes the baseline growth is measured against.
-        let _ = record_baseline(root, &report, "first eval");
-    }
     Ok(report)
+}
+
+/// Records `report` as the baseline when none exists yet and `.factory/` does: the
+/// first measurement is what growth is measured against until an experiment is kept.
+/// Returns the baseline recorded, if any. `factory eval` calls this; precheck does not,
+/// so an experiment under review never becomes its own baseline.
+pub fn record_first_baseline(
+    root: &Path,
+    report: &EvalReport,
+) -> Result<Option<Baseline>, BaselineError> {
+    if report.baseline.is_some()
+        || !FactoryPaths::new(root).dir().is_dir()
+        || load_baseline(root)?.is_some()
+    {
+        return Ok(None);
+    }
+    record_baseline(root, report, "first eval").map(Some)
 }
 
 /// Records this report's numbers as the baseline (call after a keep verdict).
