@@ -61,9 +61,9 @@ pub fn check_qa_execution(root: &Path, exp_id: Option<u32>) -> Result<CheckOutco
     let indexed: Vec<(usize, &Event)> = log.events.iter().enumerate().collect();
     let Some(begin) = indexed
         .iter()
+        .rev()
         .copied()
-        .filter(|(_, e)| e.kind == kinds::EXPERIMENT_BEGIN && exp_of(e) == Some(u64::from(id)))
-        .last()
+        .find(|(_, e)| e.kind == kinds::EXPERIMENT_BEGIN && exp_of(e) == Some(u64::from(id)))
     else {
         return Ok(CheckOutcome::pass(
             NAME,
