@@ -25,6 +25,7 @@ pub use score::{
 };
 
 use crate::config::FactoryConfig;
+use crate::discovery::eval_spec::{SpecClass, classify_eval_spec_item, dimension_name};
 use crate::discovery::introspect::introspect;
 use crate::fsutil::atomic_write as write_atomic;
 use crate::layout::FactoryPaths;
@@ -53,8 +54,24 @@ impl Default for EvalSettings {
 impl EvalSettings {
     /// The eval-relevant part of a project's factory.md configuration.
     pub fn from_config(config: &FactoryConfig) -> Self {
+        // Executable eval_spec bullets are promoted to project dimensions (spec §8.6).
+        let mut project_dimensions = config.project_eval.clone();
+        for item in &config.eval_spec {
+            if let SpecClass::Executable { command } = classify_eval_spec_item(item)
+                && !project_dimensions.iter().any(|d| d.command == command)
+            {
+                project_dimensions.push(ProjectDimension {
+                    name: dimension_name(&command),
+                    command,
+                    parse: ParseMode::ExitCode,
+                    weight: 1.0,
+                    timeout: config.test_timeout.max(1),
+                    description: item.clone(),
+                });
+            }
+        }
         Self {
-            project_dimensions: config.project_eval.clone(),
+            project_dimensions,
             weights: MergeWeights {
                 eval_weights: config.eval_weights.clone(),
                 hygiene_overrides: config.hygiene_weights.clone(),
