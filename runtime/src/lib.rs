@@ -11,5 +11,7 @@ pub mod config;
 pub mod events;
 pub mod fsutil;
 pub mod layout;
+pub mod process;
 pub mod registry;
+pub mod state;
 pub mod store;
