@@ -21,7 +21,18 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Parse factory.md into .factory/config.json and ignore .factory/ in git.
+    Init(commands::init::Args),
+    /// Print the project's state (no_repo, incomplete, no_factory, ...).
+    Detect(commands::detect::Args),
+    /// Start an experiment and print its id.
+    Begin(commands::begin::Args),
+    /// Record an experiment's verdict and scores.
+    Finalize(commands::finalize::Args),
+    /// Show past experiments: recent in full, older summarized.
+    History(commands::history::Args),
+}
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -33,5 +44,11 @@ fn main() -> ExitCode {
         }
     };
     commands::install_report_handler();
-    match cli.command {}
+    match cli.command {
+        Command::Init(args) => commands::init::run(args),
+        Command::Detect(args) => commands::detect::run(args),
+        Command::Begin(args) => commands::begin::run(args),
+        Command::Finalize(args) => commands::finalize::run(args),
+        Command::History(args) => commands::history::run(args),
+    }
 }

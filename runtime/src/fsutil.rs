@@ -103,11 +103,23 @@ pub fn keep_aside(path: &Path) -> io::Result<PathBuf> {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis())
         .unwrap_or(0);
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".corrupt-{millis}"));
-    let aside = path.with_file_name(name);
-    fs::rename(path, &aside)?;
-    Ok(aside)
+    let base = path.file_name().unwrap_or_default().to_os_string();
+    // Never overwrite an earlier set-aside copy from the same millisecond.
+    for n in 0u32.. {
+        let mut name = base.clone();
+        name.push(format!(".corrupt-{millis}"));
+        if n > 0 {
+            name.push(format!("-{n}"));
+        }
+        let aside = path.with_file_name(name);
+        if !aside.exists() {
+            fs::rename(path, &aside)?;
+            return Ok(aside);
+        }
+    }
+    Err(io::Error::other(
+        "no free name to set the corrupt file aside",
+    ))
 }
 
 #[cfg(test)]

@@ -1,14 +1,16 @@
 //! Running a subprocess with a hard timeout.
 //!
 //! Every command factory runs on a user's behalf (eval dimensions, hard constraints, the
-//! project's `eval/score.py`) goes through [`run`]: the child gets its own process group so
-//! that a timeout kills it *and* everything it started (a test runner's workers, a shell's
-//! children), and its output is read on threads so a chatty child never blocks on a full pipe.
+//! project's `eval/score.py`, `gh`) goes through one engine: the child gets its own process
+//! group so that a timeout kills it *and* everything it started (a test runner's workers, a
+//! shell's children), and its output is read on threads so a chatty child never blocks on
+//! a full pipe. [`run_shell`] and [`run_program`] return everything; [`run_bounded`] is the
+//! stdout-only view state detection uses.
 
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -20,6 +22,7 @@ const PIPE_GRACE: Duration = Duration::from_secs(2);
 /// What a finished (or killed) command produced.
 #[derive(Debug, Clone)]
 pub struct Output {
+    pub status: ExitStatus,
     /// Exit code; `None` when killed by a signal (including our timeout).
     pub code: Option<i32>,
     pub stdout: String,
@@ -96,7 +99,7 @@ fn run(
         // Own process group: killpg reaches grandchildren too.
         .process_group(0);
     let start = Instant::now();
-    let mut child = cmd.spawn().map_err(|source| ProcessError::Spawn {
+    let mut child = spawn_retrying_busy(&mut cmd).map_err(|source| ProcessError::Spawn {
         command: label.to_string(),
         dir: dir.to_path_buf(),
         source,
@@ -144,12 +147,60 @@ fn run(
     let stdout = collect(stdout);
     let stderr = collect(stderr);
     Ok(Output {
+        status,
         code: status.code(),
         stdout,
         stderr,
         timed_out,
         elapsed: start.elapsed(),
     })
+}
+
+/// How a bounded run ended (the stdout-only view of [`run_program`]).
+#[derive(Debug)]
+pub enum Bounded {
+    /// The program exited in time.
+    Exited {
+        /// Its exit status.
+        status: ExitStatus,
+        /// Everything it wrote to stdout.
+        stdout: String,
+    },
+    /// The deadline passed; the process group was killed.
+    TimedOut,
+}
+
+/// Runs `program args...` in `cwd` with stdin closed, waiting at most `timeout`.
+/// A program that cannot be started (missing from PATH) is an error.
+pub fn run_bounded(
+    program: &str,
+    args: &[&str],
+    cwd: &Path,
+    timeout: Duration,
+) -> std::io::Result<Bounded> {
+    match run_program(program, args, cwd, timeout) {
+        Ok(out) if out.timed_out => Ok(Bounded::TimedOut),
+        Ok(out) => Ok(Bounded::Exited {
+            status: out.status,
+            stdout: out.stdout,
+        }),
+        Err(ProcessError::Spawn { source, .. } | ProcessError::Wait { source, .. }) => Err(source),
+    }
+}
+
+/// Spawns `cmd`, retrying briefly on ETXTBSY: a script written a moment ago can be
+/// "busy" while another thread's fork still holds its write handle.
+fn spawn_retrying_busy(cmd: &mut Command) -> std::io::Result<std::process::Child> {
+    let mut attempts = 0;
+    loop {
+        match cmd.spawn() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && attempts < 20 => {
+                attempts += 1;
+                std::thread::sleep(Duration::from_millis(25));
+            }
+            other => return other,
+        }
+    }
 }
 
 fn reader<R: Read + Send + 'static>(stream: Option<R>) -> mpsc::Receiver<String> {
@@ -226,6 +277,41 @@ mod tests {
         );
         std::thread::sleep(Duration::from_millis(2500));
         assert!(!marker.exists(), "grandchild survived the timeout");
+    }
+
+    #[test]
+    fn bounded_run_reports_stdout_or_timeout() {
+        match run_bounded(
+            "sh",
+            &["-c", "echo hi"],
+            Path::new("."),
+            Duration::from_secs(5),
+        )
+        .unwrap()
+        {
+            Bounded::Exited { status, stdout } => {
+                assert!(status.success());
+                assert_eq!(stdout, "hi\n");
+            }
+            Bounded::TimedOut => panic!("timed out"),
+        }
+        let r = run_bounded(
+            "sh",
+            &["-c", "sleep 30"],
+            Path::new("."),
+            Duration::from_millis(300),
+        )
+        .unwrap();
+        assert!(matches!(r, Bounded::TimedOut));
+        assert!(
+            run_bounded(
+                "definitely-not-a-program-xyz",
+                &[],
+                Path::new("."),
+                Duration::from_secs(1)
+            )
+            .is_err()
+        );
     }
 
     #[test]

@@ -5,6 +5,12 @@
 
 use std::process::ExitCode;
 
+pub mod begin;
+pub mod detect;
+pub mod finalize;
+pub mod history;
+pub mod init;
+
 /// The command ran and everything is fine.
 pub const OK: u8 = 0;
 /// The command ran and found a problem the user must fix (errors, failed checks).
