@@ -48,15 +48,19 @@ impl Output {
     }
 }
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum ProcessError {
     #[error("could not start `{command}` in {dir}: {source}")]
+    #[diagnostic(help(
+        "install the program or fix the command; it must be runnable from the project directory"
+    ))]
     Spawn {
         command: String,
         dir: PathBuf,
         source: std::io::Error,
     },
     #[error("lost track of `{command}` while waiting for it: {source}")]
+    #[diagnostic(help("this is an operating-system error; retry the command"))]
     Wait {
         command: String,
         source: std::io::Error,

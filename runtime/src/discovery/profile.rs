@@ -88,32 +88,23 @@ pub struct EvalProfile {
     pub generated_at: String,
 }
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum ProfileError {
     #[error("{path} does not exist")]
+    #[diagnostic(help("run `factory discover` to generate it, then review it"))]
     Missing { path: PathBuf },
     #[error("{path} is not a valid eval profile: {message}")]
+    #[diagnostic(help("fix the JSON by hand, or run `factory discover` to regenerate it"))]
     Corrupt { path: PathBuf, message: String },
     #[error("could not write {path}: {source}")]
+    #[diagnostic(help("check the permissions of the project's .factory/ directory"))]
     Write {
         path: PathBuf,
         source: std::io::Error,
     },
     #[error(transparent)]
+    #[diagnostic(transparent)]
     Layout(#[from] LayoutError),
-}
-
-impl ProfileError {
-    /// What the user should do about it.
-    pub fn help(&self) -> &'static str {
-        match self {
-            ProfileError::Missing { .. } => "run `factory discover` to generate it, then review it",
-            ProfileError::Corrupt { .. } => {
-                "fix the JSON by hand, or run `factory discover` to regenerate it"
-            }
-            _ => "check the permissions of the project's .factory/ directory",
-        }
-    }
 }
 
 /// Turns introspection plus the factory.md `eval_spec` bullets into a profile awaiting review.
@@ -261,7 +252,12 @@ mod tests {
         let dir = rust_project();
         let err = approve_profile(dir.path()).unwrap_err();
         assert!(matches!(err, ProfileError::Missing { .. }));
-        assert!(err.help().contains("factory discover"));
+        assert!(
+            miette::Diagnostic::help(&err)
+                .unwrap()
+                .to_string()
+                .contains("factory discover")
+        );
         let p = build_eval_profile(&introspect(dir.path()), &[]);
         write_profile(dir.path(), &p).unwrap();
         let approved = approve_profile(dir.path()).unwrap();

@@ -29,11 +29,15 @@ pub struct Baseline {
     pub source: String,
 }
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum BaselineError {
     #[error("{path} is not a valid eval baseline: {message}")]
+    #[diagnostic(help(
+        "delete the file and run `factory eval --record-baseline` to record a new one"
+    ))]
     Corrupt { path: PathBuf, message: String },
     #[error("could not write {path}: {source}")]
+    #[diagnostic(help("check the permissions of the project's .factory/ directory"))]
     Write {
         path: PathBuf,
         source: std::io::Error,

@@ -104,11 +104,13 @@ impl EvalReport {
     }
 }
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum EvalError {
     #[error("{path} does not exist or is not a directory")]
+    #[diagnostic(help("pass the project's directory, e.g. `factory eval .`"))]
     NotADirectory { path: PathBuf },
     #[error(transparent)]
+    #[diagnostic(transparent)]
     Baseline(#[from] BaselineError),
 }
 

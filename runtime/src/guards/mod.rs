@@ -16,17 +16,28 @@ pub use changes::{Change, ChangeKind, base_commit, changed_files, open_repo};
 pub use eval_dir::{EvalSnapshot, check_eval_immutable, eval_snapshot_at, eval_snapshot_workdir};
 pub use patterns::{Patterns, is_lock_file};
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum GuardError {
     #[error("{path} is not inside a git repository: {message}")]
+    #[diagnostic(help(
+        "guards compare against git history; run factory inside the project's git repository"
+    ))]
     NotARepo { path: PathBuf, message: String },
     #[error("cannot resolve `{rev}`: {message}")]
+    #[diagnostic(help(
+        "create that branch, or set `target_branch` in factory.md and run `factory init --reparse`"
+    ))]
     NoRevision { rev: String, message: String },
     #[error("invalid glob pattern `{pattern}`: {message}")]
+    #[diagnostic(help(
+        "fix the pattern under scope / fixed_surfaces in factory.md, then run `factory init --reparse`"
+    ))]
     BadPattern { pattern: String, message: String },
     #[error("git failed: {0}")]
+    #[diagnostic(help("check that the repository is readable (`git status` should work)"))]
     Git(String),
     #[error("could not read {path}: {source}")]
+    #[diagnostic(help("check the file's permissions"))]
     Io {
         path: PathBuf,
         source: std::io::Error,

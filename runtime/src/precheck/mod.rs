@@ -108,13 +108,16 @@ pub struct PrecheckOptions {
     pub allow_dirty: bool,
 }
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum PrecheckError {
     #[error(transparent)]
+    #[diagnostic(transparent)]
     Eval(#[from] eval::EvalError),
     #[error(transparent)]
+    #[diagnostic(transparent)]
     Store(#[from] crate::store::StoreError),
     #[error(transparent)]
+    #[diagnostic(transparent)]
     Events(#[from] crate::events::EventsError),
 }
 
