@@ -32,6 +32,12 @@ enum Command {
     Finalize(commands::finalize::Args),
     /// Show past experiments: recent in full, older summarized.
     History(commands::history::Args),
+    /// Score the project: hygiene, growth and project dimensions, and the composite.
+    Eval(commands::eval::Args),
+    /// Introspect the project and write an eval profile for review.
+    Discover(commands::discover::Args),
+    /// Check everything a keep verdict requires; one failure fails the whole.
+    Precheck(commands::precheck::Args),
 }
 
 fn main() -> ExitCode {
@@ -50,5 +56,8 @@ fn main() -> ExitCode {
         Command::Begin(args) => commands::begin::run(args),
         Command::Finalize(args) => commands::finalize::run(args),
         Command::History(args) => commands::history::run(args),
+        Command::Eval(args) => commands::eval::run(args),
+        Command::Discover(args) => commands::discover::run(args),
+        Command::Precheck(args) => commands::precheck::run(args),
     }
 }

@@ -32,7 +32,7 @@ fn config(score: f64, threshold: f64) -> FactoryConfig {
         "goal": "test",
         "scope": ["src/**", "tests/**"],
         "guards": [],
-        "eval_command": "",
+        "eval_command": "factory eval",
         "eval_threshold": threshold,
         "constraints": [],
         "fixed_surfaces": ["eval/**", "src/frozen.txt"],

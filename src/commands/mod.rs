@@ -7,9 +7,12 @@ use std::process::ExitCode;
 
 pub mod begin;
 pub mod detect;
+pub mod discover;
+pub mod eval;
 pub mod finalize;
 pub mod history;
 pub mod init;
+pub mod precheck;
 
 /// The command ran and everything is fine.
 pub const OK: u8 = 0;

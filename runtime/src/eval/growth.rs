@@ -58,9 +58,7 @@ pub fn load_baseline(root: &Path) -> Result<Option<Baseline>, BaselineError> {
         .map(Some)
         .map_err(|e| BaselineError::Corrupt {
             path,
-            message: format!(
-                "{e}; delete it and run `factory eval --record-baseline` to record a new one"
-            ),
+            message: format!("{e}"),
         })
 }
 
@@ -115,7 +113,7 @@ pub fn growth_results(
             0.5,
             0.5,
             true,
-            format!("{} tests; no baseline yet", c.total()),
+            format!("{} test(s); no baseline yet", c.total()),
         )),
         (Some(c), Some(base)) => {
             let target = (base as f64 / 10.0).ceil().max(1.0);
