@@ -259,6 +259,20 @@ fn begin_finalize_history_round_trip() {
     assert_eq!(o.status.code(), Some(2));
     let rows = fs::read_to_string(proj.path().join(".factory/results.tsv")).unwrap();
     assert_eq!(rows.lines().count(), 13);
+
+    // A mistyped PATH is an error, and nothing is created there.
+    let typo = proj.path().join("typo");
+    let t = typo.to_str().unwrap();
+    for args in [
+        vec!["begin", t, "--hypothesis", "x"],
+        vec!["history", t],
+        vec!["init", t],
+    ] {
+        let o = factory(home.path(), &args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
+    }
+    assert!(!typo.exists());
 }
 
 #[test]

@@ -130,6 +130,25 @@ pub fn read(paths: &FactoryPaths) -> Result<EventLog, EventsError> {
     Ok(parse(&String::from_utf8_lossy(&bytes)))
 }
 
+/// Reads only the events of type `kind`. Lines that cannot mention `kind` are
+/// skipped before JSON parsing, so this stays cheap on a long log full of agent
+/// events. Corrupt lines are skipped as in [`read`].
+pub fn read_kind(paths: &FactoryPaths, kind: &str) -> Result<Vec<Event>, EventsError> {
+    let path = paths.events_jsonl();
+    let bytes = match fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(EventsError::Io { path, source }),
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    Ok(text
+        .lines()
+        .filter(|l| l.contains(kind))
+        .filter_map(|l| serde_json::from_str::<Event>(l).ok())
+        .filter(|e| e.kind == kind)
+        .collect())
+}
+
 /// Parses the text of an event log (see [`read`]).
 pub fn parse(text: &str) -> EventLog {
     let mut log = EventLog::default();
@@ -189,6 +208,9 @@ mod tests {
         assert!(ts.ends_with('Z'));
         let log = read(&paths).unwrap();
         assert_eq!(log.events[1].kind, "b", "payload must not override type");
+        let only_a = read_kind(&paths, "a").unwrap();
+        assert_eq!(only_a.len(), 1);
+        assert_eq!(only_a[0].get("exp_id"), Some(&Value::from(3)));
     }
 
     #[test]

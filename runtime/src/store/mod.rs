@@ -111,10 +111,12 @@ impl ExperimentStore {
             return Err(StoreError::EmptyHypothesis);
         }
         ensure_factory_dir(self.paths.project())?;
+        // The event is written while the lock is held, so every allocated id is on
+        // disk (directory and event) before another process scans for the next one.
         let begun = {
             let _lock = self.lock()?;
             let scan = self.scan()?;
-            if let Some(p) = scan.pending.iter().find(|p| p.hypothesis == hypothesis) {
+            let begun = if let Some(p) = scan.pending.iter().find(|p| p.hypothesis == hypothesis) {
                 Begun {
                     id: p.id,
                     resumed: true,
@@ -126,15 +128,16 @@ impl ExperimentStore {
                 let file = dir.join("hypothesis.md");
                 atomic_write(&file, format!("{hypothesis}\n").as_bytes()).map_err(io_at(&file))?;
                 Begun { id, resumed: false }
-            }
+            };
+            events::append(
+                &self.paths,
+                &Event::new(kinds::EXPERIMENT_BEGIN)
+                    .with("exp_id", begun.id)
+                    .with("hypothesis", hypothesis)
+                    .with("resumed", begun.resumed),
+            )?;
+            begun
         };
-        events::append(
-            &self.paths,
-            &Event::new(kinds::EXPERIMENT_BEGIN)
-                .with("exp_id", begun.id)
-                .with("hypothesis", hypothesis)
-                .with("resumed", begun.resumed),
-        )?;
         if let Some(home) = &self.registry_home
             && let Err(err) = registry::register_project(home, self.paths.project())
         {
@@ -198,15 +201,15 @@ impl ExperimentStore {
             };
             row.push_str(&tsv::encode(&record));
             fsutil::append(&tsv_path, row.as_bytes()).map_err(io_at(&tsv_path))?;
+            events::append(
+                &self.paths,
+                &Event::new(kinds::EXPERIMENT_FINALIZE)
+                    .with("exp_id", id)
+                    .with("verdict", record.verdict.as_str())
+                    .with("delta", record.delta),
+            )?;
             record
         };
-        events::append(
-            &self.paths,
-            &Event::new(kinds::EXPERIMENT_FINALIZE)
-                .with("exp_id", id)
-                .with("verdict", record.verdict.as_str())
-                .with("delta", record.delta),
-        )?;
         if let Some(home) = &self.registry_home
             && let Err(err) =
                 registry::update_project_stats(home, self.paths.project(), record.score_after)
@@ -220,6 +223,9 @@ impl ExperimentStore {
     /// `verdict.json` exists without a row, e.g. after a crash between the two
     /// writes) and begun-but-unfinalized ones. Corrupt lines become warnings.
     pub fn history(&self) -> Result<History, StoreError> {
+        if !self.paths.project().is_dir() {
+            return Err(LayoutError::NoProject(self.paths.project().to_path_buf()).into());
+        }
         let scan = self.scan()?;
         let mut records: BTreeMap<u32, ExperimentRecord> =
             scan.rows.into_iter().map(|r| (r.id, r)).collect();
@@ -283,8 +289,7 @@ impl ExperimentStore {
             scan.finalized.insert(r.id, r.verdict);
             scan.known.insert(r.id);
         }
-        let log = events::read(&self.paths)?;
-        for e in log.of_kind(kinds::EXPERIMENT_BEGIN) {
+        for e in events::read_kind(&self.paths, kinds::EXPERIMENT_BEGIN)? {
             if let Some(id) = e
                 .get("exp_id")
                 .and_then(|v| v.as_u64())
