@@ -99,7 +99,7 @@ fn detect_reports_each_state_from_real_repositories() {
     let bin = tempfile::tempdir().unwrap();
     write_gh(
         bin.path(),
-        "case \"$*\" in *'--label plan'*) echo '[{\"number\":1}]';; *) echo '[]';; esac",
+        "case \"$*\" in *'--label plan'*) echo '[{\"number\":1,\"labels\":[{\"name\":\"plan\"}]}]';; *) echo '[]';; esac",
     );
     let o = detect_with_path(r.path(), bin.path().to_str().unwrap(), &["--json"]);
     let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -127,7 +127,10 @@ fn detect_reports_each_state_from_real_repositories() {
 fn detect_survives_a_hanging_gh() {
     let r = repo();
     let bin = tempfile::tempdir().unwrap();
-    write_gh(bin.path(), "sleep 30\necho '[{\"number\":1}]'");
+    write_gh(
+        bin.path(),
+        "sleep 30\necho '[{\"number\":1,\"labels\":[{\"name\":\"plan\"}]}]'",
+    );
     // The fake gh comes first; the system directories provide `sleep`.
     let path_env = format!("{}:/usr/bin:/bin", bin.path().display());
     let start = Instant::now();

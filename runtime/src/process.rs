@@ -5,6 +5,7 @@
 use std::io::{self, Read};
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// How a bounded run ended.
@@ -42,25 +43,32 @@ pub fn run_bounded(
     }
     let mut child = spawn_retrying_busy(&mut cmd)?;
     let mut stdout = child.stdout.take();
-    // Read on a thread so a chatty child never blocks on a full pipe.
-    let reader = std::thread::spawn(move || {
+    // Read on a thread so a chatty child never blocks on a full pipe. The result
+    // comes back over a channel, never a join: a grandchild that escaped the process
+    // group could hold the pipe open forever, and the deadline must still hold.
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
         let mut out = String::new();
         if let Some(s) = stdout.as_mut() {
             let _ = s.read_to_string(&mut out);
         }
-        out
+        let _ = tx.send(out);
     });
     let deadline = Instant::now() + timeout;
     loop {
         if let Some(status) = child.try_wait()? {
-            let stdout = reader.join().unwrap_or_default();
-            return Ok(Bounded::Exited { status, stdout });
+            let left = deadline.saturating_duration_since(Instant::now());
+            return Ok(match rx.recv_timeout(left) {
+                Ok(stdout) => Bounded::Exited { status, stdout },
+                Err(_) => {
+                    kill_group(&mut child);
+                    Bounded::TimedOut
+                }
+            });
         }
         if Instant::now() >= deadline {
             kill_group(&mut child);
             let _ = child.wait();
-            // The reader ends once every process holding the pipe is gone.
-            let _ = reader.join();
             return Ok(Bounded::TimedOut);
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -132,6 +140,26 @@ mod tests {
         assert!(matches!(r, Bounded::TimedOut));
         assert!(
             start.elapsed() < Duration::from_secs(5),
+            "took {:?}",
+            start.elapsed()
+        );
+    }
+
+    #[test]
+    fn a_background_child_holding_the_pipe_cannot_outlast_the_deadline() {
+        let start = Instant::now();
+        // setsid puts the sleeper outside our process group, so only the deadline
+        // on reading stdout can stop the wait.
+        let r = run_bounded(
+            "sh",
+            &["-c", "setsid sleep 5 & echo early"],
+            Path::new("."),
+            Duration::from_millis(500),
+        )
+        .unwrap();
+        assert!(matches!(r, Bounded::TimedOut), "{r:?}");
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
             "took {:?}",
             start.elapsed()
         );
