@@ -154,6 +154,21 @@ impl ExperimentStore {
     /// Errors: `id` was never begun; it already has a `results.tsv` row; or the
     /// verdict is `superseded` but no later experiment exists to supersede it.
     pub fn finalize(&self, id: u32, outcome: Outcome) -> Result<ExperimentRecord, StoreError> {
+        for (name, value) in [
+            ("score_before", outcome.score_before),
+            ("score_after", outcome.score_after),
+            ("delta", outcome.delta),
+            ("cost_usd", outcome.cost_usd),
+        ] {
+            if let Some(v) = value
+                && !v.is_finite()
+            {
+                return Err(StoreError::NotFinite {
+                    field: name,
+                    value: v,
+                });
+            }
+        }
         ensure_factory_dir(self.paths.project())?;
         let record = {
             let _lock = self.lock()?;
@@ -191,13 +206,11 @@ impl ExperimentStore {
             json.push('\n');
             atomic_write(&verdict_file, json.as_bytes()).map_err(io_at(&verdict_file))?;
             let tsv_path = self.paths.results_tsv();
-            let needs_header = fs::metadata(&tsv_path)
-                .map(|m| m.len() == 0)
-                .unwrap_or(true);
-            let mut row = if needs_header {
-                tsv::header()
-            } else {
-                String::new()
+            let mut row = match last_byte(&tsv_path).map_err(io_at(&tsv_path))? {
+                None => tsv::header(),
+                // A row torn by a crash must not swallow the new one.
+                Some(b) if b != b'\n' => "\n".to_owned(),
+                Some(_) => String::new(),
             };
             row.push_str(&tsv::encode(&record));
             fsutil::append(&tsv_path, row.as_bytes()).map_err(io_at(&tsv_path))?;
@@ -349,6 +362,23 @@ struct Scan {
     warnings: Vec<String>,
 }
 
+/// The file's last byte, `None` when it is missing or empty.
+fn last_byte(path: &Path) -> io::Result<Option<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = match fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if file.metadata()?.len() == 0 {
+        return Ok(None);
+    }
+    file.seek(SeekFrom::End(-1))?;
+    let mut b = [0u8; 1];
+    file.read_exact(&mut b)?;
+    Ok(Some(b[0]))
+}
+
 fn io_at(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
     move |source| StoreError::Io {
         path: path.to_path_buf(),
@@ -403,6 +433,20 @@ pub enum StoreError {
     SupersededWithoutSuccessor {
         /// The id given.
         id: u32,
+    },
+    /// A score, delta or cost that is NaN or infinite.
+    #[error("{field} is {value}, not a finite number")]
+    #[diagnostic(
+        code(factory::store::not_finite),
+        help(
+            "pass real numbers for scores, e.g. --score-after 0.64; leave a score out if it was not measured"
+        )
+    )]
+    NotFinite {
+        /// The field.
+        field: &'static str,
+        /// The value given.
+        value: f64,
     },
     /// `.factory/` could not be prepared.
     #[error(transparent)]
