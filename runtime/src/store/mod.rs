@@ -350,6 +350,13 @@ impl ExperimentStore {
     }
 }
 
+/// Every experiment on record for the project at `project` (see
+/// [`ExperimentStore::history`]); e.g. `load_history(root)?.with_verdict(Verdict::Revert)`
+/// for anti-pattern checks. Does not touch the user registry.
+pub fn load_history(project: &Path) -> Result<History, StoreError> {
+    ExperimentStore::with_registry(project, None).history()
+}
+
 #[derive(Default)]
 struct Scan {
     rows: Vec<ExperimentRecord>,
