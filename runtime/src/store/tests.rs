@@ -154,6 +154,7 @@ fn history_lists_finalized_and_pending_with_verdicts() {
         }]
     );
     assert!(h.warnings.is_empty());
+    assert_eq!(load_history(proj.path()).unwrap(), h);
 }
 
 #[test]
