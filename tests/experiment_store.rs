@@ -99,7 +99,7 @@ fn detect_reports_each_state_from_real_repositories() {
     let bin = tempfile::tempdir().unwrap();
     write_gh(
         bin.path(),
-        "case \"$*\" in *'--label plan'*) echo '[{\"number\":1}]';; *) echo '[]';; esac",
+        "case \"$*\" in *'--label plan'*) echo '[{\"number\":1,\"labels\":[{\"name\":\"plan\"}]}]';; *) echo '[]';; esac",
     );
     let o = detect_with_path(r.path(), bin.path().to_str().unwrap(), &["--json"]);
     let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -127,7 +127,10 @@ fn detect_reports_each_state_from_real_repositories() {
 fn detect_survives_a_hanging_gh() {
     let r = repo();
     let bin = tempfile::tempdir().unwrap();
-    write_gh(bin.path(), "sleep 30\necho '[{\"number\":1}]'");
+    write_gh(
+        bin.path(),
+        "sleep 30\necho '[{\"number\":1,\"labels\":[{\"name\":\"plan\"}]}]'",
+    );
     // The fake gh comes first; the system directories provide `sleep`.
     let path_env = format!("{}:/usr/bin:/bin", bin.path().display());
     let start = Instant::now();
@@ -259,6 +262,20 @@ fn begin_finalize_history_round_trip() {
     assert_eq!(o.status.code(), Some(2));
     let rows = fs::read_to_string(proj.path().join(".factory/results.tsv")).unwrap();
     assert_eq!(rows.lines().count(), 13);
+
+    // A mistyped PATH is an error, and nothing is created there.
+    let typo = proj.path().join("typo");
+    let t = typo.to_str().unwrap();
+    for args in [
+        vec!["begin", t, "--hypothesis", "x"],
+        vec!["history", t],
+        vec!["init", t],
+    ] {
+        let o = factory(home.path(), &args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
+    }
+    assert!(!typo.exists());
 }
 
 #[test]
@@ -306,4 +323,69 @@ fn eight_processes_of_25_cycles_get_200_distinct_ids_and_intact_rows() {
         serde_json::from_str(&fs::read_to_string(home.path().join("registry.json")).unwrap())
             .unwrap();
     assert_eq!(registry["projects"][0]["experiment_count"], 200);
+}
+
+#[test]
+fn corrupt_files_and_a_broken_symlink_never_stop_the_store() {
+    let home = tempfile::tempdir().unwrap();
+    let proj = tempfile::tempdir().unwrap();
+    let p = proj.path().to_str().unwrap();
+    // A dangling .factory symlink is replaced, not followed.
+    std::os::unix::fs::symlink(proj.path().join("elsewhere"), proj.path().join(".factory"))
+        .unwrap();
+    let o = factory(home.path(), &["begin", p, "--hypothesis", "first"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!proj.path().join("elsewhere").exists());
+    assert!(
+        proj.path()
+            .join(".factory/experiments/001/hypothesis.md")
+            .is_file()
+    );
+    factory(
+        home.path(),
+        &["finalize", p, "--id", "1", "--verdict", "revert"],
+    );
+
+    let f = proj.path().join(".factory");
+    fs::OpenOptions::new()
+        .append(true)
+        .open(f.join("events.jsonl"))
+        .and_then(|mut file| std::io::Write::write_all(&mut file, b"{\"type\": \"torn\n"))
+        .unwrap();
+    fs::OpenOptions::new()
+        .append(true)
+        .open(f.join("results.tsv"))
+        .and_then(|mut file| std::io::Write::write_all(&mut file, b"garbage row"))
+        .unwrap();
+    fs::write(home.path().join("registry.json"), "not json").unwrap();
+
+    let o = factory(home.path(), &["begin", p, "--hypothesis", "second"]);
+    assert_eq!(stdout(&o), "2\n", "{}", stderr(&o));
+    let o = factory(
+        home.path(),
+        &["finalize", p, "--id", "2", "--verdict", "keep"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = factory(home.path(), &["history", p]);
+    assert!(o.status.success());
+    assert!(
+        stderr(&o).contains("warning") && stderr(&o).contains("results.tsv"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stdout(&o).contains("#002 keep") && stdout(&o).contains("#001 revert"),
+        "{}",
+        stdout(&o)
+    );
+    // The corrupt registry was set aside, not lost.
+    let kept = fs::read_dir(home.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("registry.json.corrupt-")
+        });
+    assert!(kept);
 }

@@ -86,8 +86,11 @@ pub fn now_iso8601() -> String {
 }
 
 /// Appends `event` as one line to the project's `events.jsonl`, under its lock.
-/// The `.factory/` directory must exist (see [`crate::layout::ensure_factory_dir`]).
+/// `.factory/` is created when missing (the project directory itself never is).
 pub fn append(paths: &FactoryPaths, event: &Event) -> Result<(), EventsError> {
+    if !paths.dir().is_dir() {
+        crate::layout::ensure_factory_dir(paths.project())?;
+    }
     let path = paths.events_jsonl();
     let mut line = serde_json::to_string(event).map_err(|e| EventsError::Io {
         path: path.clone(),
@@ -130,6 +133,25 @@ pub fn read(paths: &FactoryPaths) -> Result<EventLog, EventsError> {
     Ok(parse(&String::from_utf8_lossy(&bytes)))
 }
 
+/// Reads only the events of type `kind`. Lines that cannot mention `kind` are
+/// skipped before JSON parsing, so this stays cheap on a long log full of agent
+/// events. Corrupt lines are skipped as in [`read`].
+pub fn read_kind(paths: &FactoryPaths, kind: &str) -> Result<Vec<Event>, EventsError> {
+    let path = paths.events_jsonl();
+    let bytes = match fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(EventsError::Io { path, source }),
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    Ok(text
+        .lines()
+        .filter(|l| l.contains(kind))
+        .filter_map(|l| serde_json::from_str::<Event>(l).ok())
+        .filter(|e| e.kind == kind)
+        .collect())
+}
+
 /// Parses the text of an event log (see [`read`]).
 pub fn parse(text: &str) -> EventLog {
     let mut log = EventLog::default();
@@ -148,6 +170,10 @@ pub fn parse(text: &str) -> EventLog {
 /// Why the event log could not be read or appended to.
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum EventsError {
+    /// `.factory/` could not be prepared.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Layout(#[from] crate::layout::LayoutError),
     /// The file system refused an operation.
     #[error("cannot access the event log {path}: {source}")]
     #[diagnostic(
@@ -189,6 +215,9 @@ mod tests {
         assert!(ts.ends_with('Z'));
         let log = read(&paths).unwrap();
         assert_eq!(log.events[1].kind, "b", "payload must not override type");
+        let only_a = read_kind(&paths, "a").unwrap();
+        assert_eq!(only_a.len(), 1);
+        assert_eq!(only_a[0].get("exp_id"), Some(&Value::from(3)));
     }
 
     #[test]
@@ -205,6 +234,20 @@ mod tests {
         assert_eq!(log.events[0].get("n"), Some(&Value::from(1)));
         assert_eq!(log.corrupt_lines, vec![2, 3]);
         assert_eq!(log.of_kind(kinds::AGENT_STARTED).count(), 1);
+    }
+
+    #[test]
+    fn append_creates_factory_dir_but_never_the_project() {
+        let tmp = tempfile::tempdir().unwrap();
+        append(&FactoryPaths::new(tmp.path()), &Event::new("x")).unwrap();
+        assert_eq!(
+            read(&FactoryPaths::new(tmp.path())).unwrap().events.len(),
+            1
+        );
+        let missing = tmp.path().join("typo");
+        let err = append(&FactoryPaths::new(&missing), &Event::new("x")).unwrap_err();
+        assert!(matches!(err, EventsError::Layout(_)));
+        assert!(!missing.exists());
     }
 
     #[test]

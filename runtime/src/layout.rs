@@ -109,6 +109,10 @@ impl FactoryPaths {
 /// is kept: users may deliberately keep state elsewhere. A regular file at `.factory`
 /// is an error — it is the user's data and is never deleted.
 pub fn ensure_factory_dir(project: &Path) -> Result<FactoryPaths, LayoutError> {
+    // Never conjure the project itself: a typo in PATH must not create directories.
+    if !project.is_dir() {
+        return Err(LayoutError::NoProject(project.to_path_buf()));
+    }
     let paths = FactoryPaths::new(project);
     let dir = paths.dir();
     let io_err = |source| LayoutError::Io {
@@ -148,6 +152,13 @@ pub fn ensure_factory_dir(project: &Path) -> Result<FactoryPaths, LayoutError> {
 /// Why `.factory/` could not be prepared.
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum LayoutError {
+    /// The project directory does not exist.
+    #[error("project directory {0} does not exist or is not a directory")]
+    #[diagnostic(
+        code(factory::layout::no_project),
+        help("pass the path of an existing project (the directory holding factory.md)")
+    )]
+    NoProject(PathBuf),
     /// Something that is not a directory sits where `.factory/` belongs.
     #[error("{0} exists but is not a directory")]
     #[diagnostic(
@@ -221,6 +232,17 @@ mod tests {
         symlink(&real, tmp.path().join(".factory")).unwrap();
         ensure_factory_dir(tmp.path()).unwrap();
         assert!(real.join("experiments").is_dir());
+    }
+
+    #[test]
+    fn never_creates_a_missing_project() {
+        let tmp = tempfile::tempdir().unwrap();
+        let missing = tmp.path().join("typo");
+        assert!(matches!(
+            ensure_factory_dir(&missing),
+            Err(LayoutError::NoProject(_))
+        ));
+        assert!(!missing.exists());
     }
 
     #[test]

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 /// Output kept per stream; test runners can print megabytes and we only need the summary.
 const MAX_CAPTURE: usize = 1 << 20;
-/// How long to wait for output pipes after the child exits before killing its group.
-const PIPE_GRACE: Duration = Duration::from_secs(2);
+/// How long to wait for output pipes after a timeout kill before giving up on them.
+const PIPE_GRACE: Duration = Duration::from_millis(500);
 
 /// What a finished (or killed) command produced.
 #[derive(Debug, Clone)]
@@ -140,12 +140,25 @@ fn run(
         }
     };
 
-    // A background descendant may still hold the pipes open; give it a moment, then end it.
-    let collect = |rx: mpsc::Receiver<String>| match rx.recv_timeout(PIPE_GRACE) {
-        Ok(text) => text,
-        Err(_) => {
-            kill_group(pgid);
-            rx.recv_timeout(PIPE_GRACE).unwrap_or_default()
+    // A descendant outside the group (setsid) may still hold the pipes open: the wait
+    // for them is bounded by the same deadline, and running past it is a timeout.
+    let deadline = start + timeout;
+    let mut collect = |rx: mpsc::Receiver<String>| {
+        let left = if timed_out {
+            PIPE_GRACE
+        } else {
+            // A little slack so output already written at the deadline is not lost.
+            deadline
+                .saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(50))
+        };
+        match rx.recv_timeout(left) {
+            Ok(text) => text,
+            Err(_) => {
+                kill_group(pgid);
+                timed_out = true;
+                String::new()
+            }
         }
     };
     let stdout = collect(stdout);
@@ -315,6 +328,26 @@ mod tests {
                 Duration::from_secs(1)
             )
             .is_err()
+        );
+    }
+
+    #[test]
+    fn a_background_child_holding_the_pipe_cannot_outlast_the_deadline() {
+        let start = Instant::now();
+        // setsid puts the sleeper outside our process group, so only the deadline
+        // on reading stdout can stop the wait.
+        let r = run_bounded(
+            "sh",
+            &["-c", "setsid sleep 5 & echo early"],
+            Path::new("."),
+            Duration::from_millis(500),
+        )
+        .unwrap();
+        assert!(matches!(r, Bounded::TimedOut), "{r:?}");
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "took {:?}",
+            start.elapsed()
         );
     }
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::{ConfigError, read_factory_md, write_config};
 use crate::fsutil::atomic_write;
-use crate::layout::{FactoryPaths, ensure_factory_dir};
+use crate::layout::{FactoryPaths, LayoutError, ensure_factory_dir};
 
 /// What [`init_project`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,10 +32,7 @@ pub struct InitReport {
 /// differs from the new one is kept as `config.json.bak`.
 pub fn init_project(project: &Path, reparse: bool) -> Result<InitReport, ConfigError> {
     if !project.is_dir() {
-        return Err(ConfigError::Io {
-            path: project.to_path_buf(),
-            source: io::Error::new(io::ErrorKind::NotFound, "not a directory"),
-        });
+        return Err(LayoutError::NoProject(project.to_path_buf()).into());
     }
     let paths = FactoryPaths::new(project);
     let config_path = paths.config_json();

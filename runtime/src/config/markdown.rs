@@ -161,18 +161,21 @@ impl Section {
         )
     }
 
-    /// The body as list items. A bulleted line (`-`, `*`, `+`, `1.`) starts an item;
-    /// an indented line after it is appended to it with `\n` (this is how multi-line
-    /// `name:`/`command:` blocks are written); an unindented plain line directly after
+    /// The body as list items. A bulleted line (`-`, `*`, `+`, `1.`) at the list's
+    /// own indentation (that of its least-indented bullet) starts an item; a line
+    /// indented deeper is appended to the item above with `\n` (this is how
+    /// multi-line `name:`/`command:` blocks are written); a plain line directly after
     /// an item continues it too (markdown's lazy continuation). Prose before the first
     /// bullet is not an item. A section with no bullets at all yields one item per
     /// non-blank line.
     pub fn items(&self) -> Vec<Item> {
         let content = self.content();
-        let has_bullets = content
+        let Some(base) = content
             .iter()
-            .any(|(_, l)| !is_indented(l) && bullet(l).is_some());
-        if !has_bullets {
+            .filter(|(_, l)| bullet(l).is_some())
+            .map(|(_, l)| indentation(l))
+            .min()
+        else {
             return content
                 .iter()
                 .filter(|(_, l)| !l.trim().is_empty() && !is_fence(l))
@@ -181,7 +184,7 @@ impl Section {
                     text: unquote(l.trim()),
                 })
                 .collect();
-        }
+        };
         let mut items: Vec<Item> = Vec::new();
         let mut after_blank = false;
         for (n, l) in content {
@@ -189,14 +192,15 @@ impl Section {
                 after_blank = true;
                 continue;
             }
-            match (is_indented(l), bullet(l)) {
+            let deeper = indentation(l) > base;
+            match (deeper, bullet(l)) {
                 (false, Some(rest)) => items.push(Item {
                     line: n,
                     text: rest.trim().to_owned(),
                 }),
-                (indented, _) => {
+                _ => {
                     if let Some(last) = items.last_mut()
-                        && (indented || !after_blank)
+                        && (deeper || !after_blank)
                     {
                         last.text.push('\n');
                         last.text.push_str(l.trim());
@@ -212,8 +216,12 @@ impl Section {
     }
 }
 
-fn is_indented(line: &str) -> bool {
-    line.starts_with([' ', '\t'])
+/// Leading whitespace width, a tab counting as four columns.
+fn indentation(line: &str) -> usize {
+    line.chars()
+        .take_while(|c| c.is_whitespace())
+        .map(|c| if c == '\t' { 4 } else { 1 })
+        .sum()
 }
 
 /// The text after a list bullet, if `line` starts with one.
@@ -281,6 +289,13 @@ mod tests {
         let texts: Vec<_> = items.iter().map(|i| i.text.as_str()).collect();
         assert_eq!(texts, vec!["name: a\ncommand: run\n--flag", "b", "c\nlazy"]);
         assert_eq!(items[1].line, 6);
+    }
+
+    #[test]
+    fn an_indented_list_is_still_a_list() {
+        let s = &sections("## X\n  - a\n    more\n  - b\n")[0];
+        let texts: Vec<_> = s.items().into_iter().map(|i| i.text).collect();
+        assert_eq!(texts, vec!["a\nmore", "b"]);
     }
 
     #[test]

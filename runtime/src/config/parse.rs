@@ -131,17 +131,18 @@ fn kind_of(field: &str) -> Kind {
     }
 }
 
-/// The field a heading maps to, if any.
-pub fn field_for_heading(key: &str) -> Option<&'static str> {
+/// The field a heading (as written) maps to, if any: its snake-case form is looked
+/// up in [`SECTION_MAP`], then the part before a parenthesis ("Scope (modifiable
+/// files)" → `scope`).
+pub fn field_for_heading(heading: &str) -> Option<&'static str> {
     let lookup = |k: &str| {
         SECTION_MAP
             .iter()
             .find(|(_, aliases)| aliases.contains(&k))
             .map(|(f, _)| *f)
     };
-    lookup(key).or_else(|| {
-        // "Scope (modifiable files)" → try "scope".
-        let (head, _) = key.split_once('(')?;
+    lookup(&snake_case(heading)).or_else(|| {
+        let (head, _) = heading.split_once('(')?;
         lookup(&snake_case(head))
     })
 }
@@ -162,7 +163,7 @@ pub fn parse_factory_md(text: &str) -> Result<FactoryConfig, MdProblem> {
     // Merge duplicate headings for one field so nothing written is dropped.
     let mut grouped: Vec<(&'static str, Section)> = Vec::new();
     for section in sections(text) {
-        match field_for_heading(&section.key) {
+        match field_for_heading(&section.heading) {
             Some(field) => match grouped.iter_mut().find(|(f, _)| *f == field) {
                 Some((_, s)) => s.body.extend(section.body),
                 None => grouped.push((field, section)),

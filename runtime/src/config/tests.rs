@@ -10,7 +10,7 @@ A demo project.
 Make the parser faster
 without breaking anything.
 
-## Modifiable
+## Scope (modifiable files)
 - `src/**`
 - tests/**/*.rs
 
@@ -83,6 +83,15 @@ fn parses_aliases_lists_and_text() {
     assert_eq!(c.parallel.as_ref().unwrap().parallel_hypotheses, 3);
     let adv = c.adversarial.as_ref().unwrap();
     assert_eq!((adv.hysteresis, adv.convergence_window), (2, 5));
+}
+
+#[test]
+fn headings_resolve_by_alias_and_ignore_parentheses() {
+    assert_eq!(field_for_heading("Modifiable"), Some("scope"));
+    assert_eq!(field_for_heading("Scope (modifiable files)"), Some("scope"));
+    assert_eq!(field_for_heading("Eval Command:"), Some("eval_command"));
+    assert_eq!(field_for_heading("Do not modify"), Some("fixed_surfaces"));
+    assert_eq!(field_for_heading("Release notes"), None);
 }
 
 #[test]
@@ -289,5 +298,53 @@ fn gitignore_recognises_equivalent_lines() {
     assert_eq!(
         fs::read_to_string(fresh.path().join(".gitignore")).unwrap(),
         ".factory/\n"
+    );
+}
+
+const MINIMAL: &str = "## Goal\ng\n## Scope\n- src/**\n## Guards\n- true\n## Eval command\necho 1\n## Eval threshold\n0.5\n## Constraints\n- none\n";
+
+#[test]
+fn nested_sections_take_key_value_lines_with_dotted_keys() {
+    let text = format!(
+        "{MINIMAL}\n## Eval weights\n- hygiene: 0.3\n- growth: 0.2\n- project: 0.5\n\
+         ## Inner loop\nruns_per_cycle: 3\naggregate: median\n\
+         ## Growth weights\n- test_count: 0.7\n\
+         ## Adversarial\ngenerator.role: generator\ngenerator.eval_command: ./gen.sh\n\
+         generator.metric_name: fooled\ngenerator.threshold: 0.5\n\
+         discriminator.role: discriminator\ndiscriminator.eval_command: ./disc.sh\n\
+         discriminator.metric_name: caught\ndiscriminator.threshold: 0.7\nmax_rounds: 20\n"
+    );
+    let c = parse(&text).unwrap();
+    assert_eq!(
+        (
+            c.eval_weights.hygiene,
+            c.eval_weights.growth,
+            c.eval_weights.project
+        ),
+        (0.3, 0.2, 0.5)
+    );
+    let inner = c.inner_loop.unwrap();
+    assert_eq!(
+        (inner.runs_per_cycle, inner.aggregate),
+        (3, AggregateMethod::Median)
+    );
+    assert_eq!(inner.plateau_threshold, 3, "default kept");
+    assert_eq!(c.growth_weights.unwrap().0.get("test_count"), Some(&0.7));
+    let adv = c.adversarial.unwrap();
+    assert_eq!(adv.discriminator.eval_command, "./disc.sh");
+    assert_eq!((adv.generator.threshold, adv.max_rounds), (0.5, Some(20)));
+}
+
+#[test]
+fn a_typo_in_a_nested_section_is_an_error_at_its_line() {
+    let text = format!("{MINIMAL}## Parallel\nparalel_hypotheses: 3\n");
+    let err = parse(&text).unwrap_err();
+    let ConfigError::FactoryMd { line, problem, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(*line, Some(MINIMAL.lines().count() + 2));
+    assert!(
+        problem.contains("paralel_hypotheses") && problem.contains("Parallel"),
+        "{problem}"
     );
 }

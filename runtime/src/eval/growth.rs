@@ -223,10 +223,9 @@ mod tests {
         save_baseline(dir.path(), &b).unwrap();
         assert_eq!(load_baseline(dir.path()).unwrap(), Some(b));
         std::fs::write(baseline_path(dir.path()), "{not json").unwrap();
-        let err = load_baseline(dir.path()).unwrap_err().to_string();
-        assert!(
-            err.contains("eval_baseline.json") && err.contains("--record-baseline"),
-            "{err}"
-        );
+        let err = load_baseline(dir.path()).unwrap_err();
+        assert!(err.to_string().contains("eval_baseline.json"), "{err}");
+        let help = miette::Diagnostic::help(&err).unwrap().to_string();
+        assert!(help.contains("--record-baseline"), "{help}");
     }
 }

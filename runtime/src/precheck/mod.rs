@@ -16,7 +16,7 @@ use crate::config::FactoryConfig;
 use crate::eval::{self, EvalReport, EvalSettings};
 use crate::guards::{self, GuardInputs};
 use crate::process::run_shell;
-use crate::store::{ExperimentStore, Verdict};
+use crate::store::{Verdict, load_history};
 use crate::strategy::{ANTI_PATTERN_THRESHOLD, find_anti_patterns};
 
 /// Below this a score counts as lower (floating-point noise is not a regression).
@@ -134,8 +134,7 @@ pub fn run_precheck(
     } else {
         Some(eval::run_eval(root, &EvalSettings::from_config(config))?)
     };
-    let store = ExperimentStore::open(root.to_path_buf());
-    let history = store.history()?;
+    let history = load_history(root)?;
     let kept_score = history
         .with_verdict(Verdict::Keep)
         .filter_map(|r| r.score_after)

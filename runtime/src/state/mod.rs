@@ -179,25 +179,51 @@ impl GhAnswer {
     }
 }
 
-/// Asks `gh` for open issues labelled exactly `plan` (not `implementation`, the
-/// improve-mode backlog label).
+/// Asks `gh` for open issues labelled exactly `plan` (not `Plan`, and not
+/// `implementation`, the improve-mode backlog label). gh's `--label` filter is
+/// case-insensitive, so the labels it returns are checked again here.
 fn open_plan_issues(path: &Path, options: &DetectOptions) -> GhAnswer {
     let args = [
-        "issue", "list", "--label", "plan", "--state", "open", "--json", "number", "--limit", "1",
+        "issue",
+        "list",
+        "--label",
+        "plan",
+        "--state",
+        "open",
+        "--json",
+        "number,labels",
+        "--limit",
+        "50",
     ];
     match run_bounded(&options.gh_program, &args, path, options.gh_timeout) {
         Err(_) => GhAnswer::Missing,
         Ok(Bounded::TimedOut) => GhAnswer::TimedOut,
         Ok(Bounded::Exited { status, .. }) if !status.success() => GhAnswer::Failed,
         Ok(Bounded::Exited { stdout, .. }) => {
-            match serde_json::from_str::<serde_json::Value>(stdout.trim()) {
-                Ok(serde_json::Value::Array(items)) if !items.is_empty() => {
-                    GhAnswer::OpenPlanIssues
-                }
-                Ok(serde_json::Value::Array(_)) => GhAnswer::NoPlanIssues,
-                _ => GhAnswer::Failed,
+            match serde_json::from_str::<Vec<GhIssue>>(stdout.trim()) {
+                Ok(issues) if issues.iter().any(GhIssue::is_plan) => GhAnswer::OpenPlanIssues,
+                Ok(_) => GhAnswer::NoPlanIssues,
+                Err(_) => GhAnswer::Failed,
             }
         }
+    }
+}
+
+/// The part of `gh issue list --json number,labels` output we read.
+#[derive(Deserialize)]
+struct GhIssue {
+    #[serde(default)]
+    labels: Vec<GhLabel>,
+}
+
+#[derive(Deserialize)]
+struct GhLabel {
+    name: String,
+}
+
+impl GhIssue {
+    fn is_plan(&self) -> bool {
+        self.labels.iter().any(|l| l.name == "plan")
     }
 }
 

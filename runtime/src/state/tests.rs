@@ -4,6 +4,8 @@ use super::*;
 use std::os::unix::fs::PermissionsExt;
 use std::time::Instant;
 
+const PLAN_ISSUE: &str = r#"[{"number":4,"labels":[{"name":"bug"},{"name":"plan"}]}]"#;
+
 fn repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     git2::Repository::init(dir.path()).unwrap();
@@ -92,14 +94,25 @@ fn pending_review_is_checked_before_has_factory() {
 fn incomplete_when_gh_lists_open_plan_issues() {
     let r = repo();
     let bin = tempfile::tempdir().unwrap();
-    let gh = fake_gh(bin.path(), r#"[{"number":4}]"#, 0);
+    let gh = fake_gh(bin.path(), PLAN_ISSUE, 0);
     let d = detect(r.path(), &opts(gh));
     assert_eq!(d.state, ProjectState::Incomplete, "{d:?}");
     // The config check comes first.
     fs::create_dir_all(r.path().join(".factory")).unwrap();
     fs::write(r.path().join(".factory/config.json"), "{}").unwrap();
-    let gh = fake_gh(bin.path(), r#"[{"number":4}]"#, 0);
+    let gh = fake_gh(bin.path(), PLAN_ISSUE, 0);
     assert_eq!(detect(r.path(), &opts(gh)).state, ProjectState::HasFactory);
+}
+
+#[test]
+fn only_the_exact_plan_label_counts() {
+    let r = repo();
+    let bin = tempfile::tempdir().unwrap();
+    for other in ["implementation", "Plan", "planning"] {
+        let out = format!(r#"[{{"number":4,"labels":[{{"name":"{other}"}}]}}]"#);
+        let d = detect(r.path(), &opts(fake_gh(bin.path(), &out, 0)));
+        assert_eq!(d.state, ProjectState::NoFactory, "label {other}");
+    }
 }
 
 #[test]
@@ -119,7 +132,7 @@ fn empty_or_garbage_gh_output_means_no_plan_issues() {
 fn a_hanging_gh_is_killed_and_means_no_plan_issues() {
     let r = repo();
     let bin = tempfile::tempdir().unwrap();
-    let gh = fake_gh(bin.path(), r#"[{"number":1}]"#, 30);
+    let gh = fake_gh(bin.path(), PLAN_ISSUE, 30);
     let start = Instant::now();
     let d = detect(
         r.path(),

@@ -111,10 +111,12 @@ impl ExperimentStore {
             return Err(StoreError::EmptyHypothesis);
         }
         ensure_factory_dir(self.paths.project())?;
+        // The event is written while the lock is held, so every allocated id is on
+        // disk (directory and event) before another process scans for the next one.
         let begun = {
             let _lock = self.lock()?;
             let scan = self.scan()?;
-            if let Some(p) = scan.pending.iter().find(|p| p.hypothesis == hypothesis) {
+            let begun = if let Some(p) = scan.pending.iter().find(|p| p.hypothesis == hypothesis) {
                 Begun {
                     id: p.id,
                     resumed: true,
@@ -126,15 +128,16 @@ impl ExperimentStore {
                 let file = dir.join("hypothesis.md");
                 atomic_write(&file, format!("{hypothesis}\n").as_bytes()).map_err(io_at(&file))?;
                 Begun { id, resumed: false }
-            }
+            };
+            events::append(
+                &self.paths,
+                &Event::new(kinds::EXPERIMENT_BEGIN)
+                    .with("exp_id", begun.id)
+                    .with("hypothesis", hypothesis)
+                    .with("resumed", begun.resumed),
+            )?;
+            begun
         };
-        events::append(
-            &self.paths,
-            &Event::new(kinds::EXPERIMENT_BEGIN)
-                .with("exp_id", begun.id)
-                .with("hypothesis", hypothesis)
-                .with("resumed", begun.resumed),
-        )?;
         if let Some(home) = &self.registry_home
             && let Err(err) = registry::register_project(home, self.paths.project())
         {
@@ -151,6 +154,21 @@ impl ExperimentStore {
     /// Errors: `id` was never begun; it already has a `results.tsv` row; or the
     /// verdict is `superseded` but no later experiment exists to supersede it.
     pub fn finalize(&self, id: u32, outcome: Outcome) -> Result<ExperimentRecord, StoreError> {
+        for (name, value) in [
+            ("score_before", outcome.score_before),
+            ("score_after", outcome.score_after),
+            ("delta", outcome.delta),
+            ("cost_usd", outcome.cost_usd),
+        ] {
+            if let Some(v) = value
+                && !v.is_finite()
+            {
+                return Err(StoreError::NotFinite {
+                    field: name,
+                    value: v,
+                });
+            }
+        }
         ensure_factory_dir(self.paths.project())?;
         let record = {
             let _lock = self.lock()?;
@@ -188,25 +206,23 @@ impl ExperimentStore {
             json.push('\n');
             atomic_write(&verdict_file, json.as_bytes()).map_err(io_at(&verdict_file))?;
             let tsv_path = self.paths.results_tsv();
-            let needs_header = fs::metadata(&tsv_path)
-                .map(|m| m.len() == 0)
-                .unwrap_or(true);
-            let mut row = if needs_header {
-                tsv::header()
-            } else {
-                String::new()
+            let mut row = match last_byte(&tsv_path).map_err(io_at(&tsv_path))? {
+                None => tsv::header(),
+                // A row torn by a crash must not swallow the new one.
+                Some(b) if b != b'\n' => "\n".to_owned(),
+                Some(_) => String::new(),
             };
             row.push_str(&tsv::encode(&record));
             fsutil::append(&tsv_path, row.as_bytes()).map_err(io_at(&tsv_path))?;
+            events::append(
+                &self.paths,
+                &Event::new(kinds::EXPERIMENT_FINALIZE)
+                    .with("exp_id", id)
+                    .with("verdict", record.verdict.as_str())
+                    .with("delta", record.delta),
+            )?;
             record
         };
-        events::append(
-            &self.paths,
-            &Event::new(kinds::EXPERIMENT_FINALIZE)
-                .with("exp_id", id)
-                .with("verdict", record.verdict.as_str())
-                .with("delta", record.delta),
-        )?;
         if let Some(home) = &self.registry_home
             && let Err(err) =
                 registry::update_project_stats(home, self.paths.project(), record.score_after)
@@ -220,6 +236,9 @@ impl ExperimentStore {
     /// `verdict.json` exists without a row, e.g. after a crash between the two
     /// writes) and begun-but-unfinalized ones. Corrupt lines become warnings.
     pub fn history(&self) -> Result<History, StoreError> {
+        if !self.paths.project().is_dir() {
+            return Err(LayoutError::NoProject(self.paths.project().to_path_buf()).into());
+        }
         let scan = self.scan()?;
         let mut records: BTreeMap<u32, ExperimentRecord> =
             scan.rows.into_iter().map(|r| (r.id, r)).collect();
@@ -283,8 +302,7 @@ impl ExperimentStore {
             scan.finalized.insert(r.id, r.verdict);
             scan.known.insert(r.id);
         }
-        let log = events::read(&self.paths)?;
-        for e in log.of_kind(kinds::EXPERIMENT_BEGIN) {
+        for e in events::read_kind(&self.paths, kinds::EXPERIMENT_BEGIN)? {
             if let Some(id) = e
                 .get("exp_id")
                 .and_then(|v| v.as_u64())
@@ -332,6 +350,13 @@ impl ExperimentStore {
     }
 }
 
+/// Every experiment on record for the project at `project` (see
+/// [`ExperimentStore::history`]); e.g. `load_history(root)?.with_verdict(Verdict::Revert)`
+/// for anti-pattern checks. Does not touch the user registry.
+pub fn load_history(project: &Path) -> Result<History, StoreError> {
+    ExperimentStore::with_registry(project, None).history()
+}
+
 #[derive(Default)]
 struct Scan {
     rows: Vec<ExperimentRecord>,
@@ -342,6 +367,23 @@ struct Scan {
     pending: Vec<PendingExperiment>,
     max_id: u32,
     warnings: Vec<String>,
+}
+
+/// The file's last byte, `None` when it is missing or empty.
+fn last_byte(path: &Path) -> io::Result<Option<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = match fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if file.metadata()?.len() == 0 {
+        return Ok(None);
+    }
+    file.seek(SeekFrom::End(-1))?;
+    let mut b = [0u8; 1];
+    file.read_exact(&mut b)?;
+    Ok(Some(b[0]))
 }
 
 fn io_at(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
@@ -398,6 +440,20 @@ pub enum StoreError {
     SupersededWithoutSuccessor {
         /// The id given.
         id: u32,
+    },
+    /// A score, delta or cost that is NaN or infinite.
+    #[error("{field} is {value}, not a finite number")]
+    #[diagnostic(
+        code(factory::store::not_finite),
+        help(
+            "pass real numbers for scores, e.g. --score-after 0.64; leave a score out if it was not measured"
+        )
+    )]
+    NotFinite {
+        /// The field.
+        field: &'static str,
+        /// The value given.
+        value: f64,
     },
     /// `.factory/` could not be prepared.
     #[error(transparent)]

@@ -154,6 +154,7 @@ fn history_lists_finalized_and_pending_with_verdicts() {
         }]
     );
     assert!(h.warnings.is_empty());
+    assert_eq!(load_history(proj.path()).unwrap(), h);
 }
 
 #[test]
@@ -162,7 +163,8 @@ fn history_survives_a_corrupt_row() {
     let s = store(proj.path(), home.path());
     let id = s.begin("x").unwrap().id;
     s.finalize(id, Outcome::new(Verdict::Keep)).unwrap();
-    fsutil::append(&s.paths().results_tsv(), b"half a row\n").unwrap();
+    // A crash left half a row without its newline.
+    fsutil::append(&s.paths().results_tsv(), b"2\t2026-11-29T10:0").unwrap();
     let h = s.history().unwrap();
     assert_eq!(h.records.len(), 1);
     assert_eq!(h.warnings.len(), 1);
@@ -190,4 +192,26 @@ fn concurrent_threads_get_distinct_ids() {
     let h = s.history().unwrap();
     let ids: BTreeSet<u32> = h.records.iter().map(|r| r.id).collect();
     assert_eq!(ids, (1..=40).collect());
+}
+
+#[test]
+fn non_finite_scores_are_rejected_before_anything_is_written() {
+    let (proj, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = store(proj.path(), home.path());
+    let id = s.begin("x").unwrap().id;
+    let err = s
+        .finalize(id, Outcome::new(Verdict::Keep).scores(0.1, f64::NAN))
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::NotFinite {
+                field: "score_after",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(!s.paths().results_tsv().exists());
+    assert!(!s.paths().experiment_dir(id).join("verdict.json").exists());
 }
