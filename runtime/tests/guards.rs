@@ -320,3 +320,20 @@ fn deleting_or_weakening_tests_is_caught() {
     t.commit_all("rename tests");
     assert!(run(&t).iter().all(|r| r.passed), "{:#?}", run(&t));
 }
+
+#[test]
+fn untracked_symlink_pointing_outside_is_caught_before_any_commit() {
+    let t = project();
+    t.symlink("../../outside.txt", "src/escape.rs");
+    let repo = guards::open_repo(t.path()).unwrap();
+    let base = guards::base_commit(&repo, "main").unwrap();
+    let changes = guards::changed_files(&repo, base).unwrap();
+    let scope = Patterns::new(&inputs().scope).unwrap();
+    let g = guards::check_scope(t.path(), &changes, &scope);
+    assert!(
+        g.violations
+            .iter()
+            .any(|v| v.contains("src/escape.rs: symlink points outside")),
+        "{g:?}"
+    );
+}

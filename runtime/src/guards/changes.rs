@@ -108,18 +108,20 @@ pub fn changed_files(repo: &Repository, base: Oid) -> Result<Vec<Change>, GuardE
             continue;
         }
         let old_blob = (!delta.old_file().id().is_zero()).then(|| delta.old_file().id());
+        // The index/tree mode says "link"; an untracked link is only visible on disk.
+        let link_in_git = kind != ChangeKind::Deleted && delta.new_file().mode() == FileMode::Link;
+        let link_on_disk = repo.workdir().is_some_and(|w| {
+            w.join(&path)
+                .symlink_metadata()
+                .is_ok_and(|m| m.file_type().is_symlink())
+        });
         changes.push(Change {
             old_path: if kind == ChangeKind::Renamed {
                 old_path
             } else {
                 None
             },
-            is_symlink: kind != ChangeKind::Deleted && delta.new_file().mode() == FileMode::Link
-                || repo.workdir().is_some_and(|w| {
-                    w.join(&path)
-                        .symlink_metadata()
-                        .is_ok_and(|m| m.file_type().is_symlink())
-                }),
+            is_symlink: link_in_git || link_on_disk,
             path,
             kind,
             old_blob,
