@@ -6,6 +6,7 @@
 pub mod eval_spec;
 pub mod introspect;
 pub mod profile;
+mod toolchains;
 
 use std::path::{Path, PathBuf};
 
