@@ -14,6 +14,8 @@ use super::score::{EvalResult, Tier};
 use crate::events::now_iso8601;
 use crate::fsutil::atomic_write as write_atomic;
 
+/// What a growth dimension scores when it matches its baseline exactly.
+pub const PARITY: f64 = 0.5;
 /// Coverage points that count as full growth.
 const COVERAGE_TARGET_POINTS: f64 = 5.0;
 
@@ -110,7 +112,7 @@ pub fn growth_results(
         (Some(c), None) => results.push(EvalResult::new(
             "test_count",
             Tier::Growth,
-            0.5,
+            PARITY,
             0.5,
             true,
             format!("{} test(s); no baseline yet", c.total()),
@@ -142,7 +144,7 @@ pub fn growth_results(
         (Some(pct), None) => results.push(EvalResult::new(
             "coverage",
             Tier::Growth,
-            0.5,
+            PARITY,
             0.5,
             true,
             format!("{pct:.1}%; no baseline yet"),
@@ -162,12 +164,15 @@ pub fn growth_results(
     (results, skipped)
 }
 
-/// 0.5 at parity, rising to 1.0 at `target` above `base`, falling to 0 at zero.
+/// [`PARITY`] at the baseline, rising to 1.0 at `target` above it, falling to 0 at zero.
 fn relative(now: f64, base: f64, target: f64) -> (f64, bool) {
     if now >= base {
-        ((0.5 + 0.5 * (now - base) / target).min(1.0), true)
+        (
+            (PARITY + (1.0 - PARITY) * (now - base) / target).min(1.0),
+            true,
+        )
     } else if base > 0.0 {
-        (0.5 * now / base, false)
+        (PARITY * now / base, false)
     } else {
         (0.0, false)
     }

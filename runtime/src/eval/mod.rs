@@ -185,11 +185,30 @@ pub fn record_baseline(
     let baseline = growth::baseline_from(
         report.test_count,
         report.coverage,
-        Some(report.composite.total),
+        Some(parity_total(&report.composite)),
         source,
     );
     save_baseline(root, &baseline)?;
     Ok(baseline)
+}
+
+/// The composite this state would score measured against itself: growth dimensions are
+/// relative to the baseline, so once these numbers *are* the baseline each scores its
+/// parity value. Precheck compares the next experiment with this, so an experiment that
+/// changes nothing is not a regression merely because the last one grew.
+pub fn parity_total(composite: &CompositeScore) -> f64 {
+    composite
+        .results
+        .iter()
+        .map(|r| {
+            r.weight
+                * if r.tier == Tier::Growth {
+                    growth::PARITY
+                } else {
+                    r.score
+                }
+        })
+        .sum()
 }
 
 pub fn last_eval_path(root: &Path) -> PathBuf {
