@@ -70,7 +70,7 @@ fn clean_in_scope_change_passes_every_guard() {
     t.commit_all("work");
     let results = run(&t);
     assert!(results.iter().all(|r| r.passed), "{results:#?}");
-    assert_eq!(results.len(), 6);
+    assert_eq!(results.len(), 7);
 }
 
 #[test]
@@ -336,4 +336,27 @@ fn untracked_symlink_pointing_outside_is_caught_before_any_commit() {
             .any(|v| v.contains("src/escape.rs: symlink points outside")),
         "{g:?}"
     );
+}
+
+#[test]
+fn no_secrets_catches_an_added_credential_but_not_one_already_there() {
+    let t = project();
+    t.write(
+        "src/config.rs",
+        "pub const KEY: &str = \"AKIAABCDEFGHIJKLMNOP\";\n",
+    );
+    t.commit_all("leak");
+    only_failure(
+        &run(&t),
+        "no_secrets",
+        "src/config.rs: AWS access key id added (line 1)",
+    );
+
+    // A fixture key present at the base commit is not re-reported when the file changes.
+    let t = TestRepo::new(&[("src/fixture.rs", "// AKIAABCDEFGHIJKLMNOP\n")]);
+    t.branch("exp/1");
+    t.write("src/fixture.rs", "// AKIAABCDEFGHIJKLMNOP\n// more\n");
+    t.commit_all("edit");
+    let results = guards::run_guards(t.path(), &inputs()).unwrap();
+    assert!(guard(&results, "no_secrets").passed, "{results:#?}");
 }

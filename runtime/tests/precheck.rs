@@ -102,6 +102,7 @@ fn passes_when_everything_holds() {
         "fixed_surfaces",
         "eval_immutable",
         "tests_kept",
+        "no_secrets",
         "anti_patterns",
         "hard_constraints",
         "qa_execution",

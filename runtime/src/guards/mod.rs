@@ -5,6 +5,7 @@
 pub mod changes;
 pub mod eval_dir;
 pub mod patterns;
+pub mod secrets;
 pub mod tests_kept;
 
 use std::path::{Path, PathBuf};
@@ -160,6 +161,14 @@ pub fn check_tests_kept(repo: &Repository, root: &Path, changes: &[Change]) -> G
     )
 }
 
+/// Sacred Rule 3: no changed file gains a credential-shaped string.
+pub fn check_no_secrets(repo: &Repository, root: &Path, changes: &[Change]) -> GuardResult {
+    GuardResult::from_violations(
+        "no_secrets",
+        secrets::introduced_secrets(repo, root, changes),
+    )
+}
+
 /// What the diff-based guards need.
 #[derive(Debug, Clone)]
 pub struct GuardInputs {
@@ -196,5 +205,6 @@ pub fn run_guards(root: &Path, inputs: &GuardInputs) -> Result<Vec<GuardResult>,
     let after = eval_snapshot_workdir(&repo)?;
     results.push(check_eval_immutable(&before, &after));
     results.push(check_tests_kept(&repo, &workdir, &changes));
+    results.push(check_no_secrets(&repo, &workdir, &changes));
     Ok(results)
 }
