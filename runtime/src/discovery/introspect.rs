@@ -83,6 +83,9 @@ pub enum OutputParser {
     CoveragePercent,
 }
 
+/// How an unavailable check's reason starts when the check does not apply at all.
+pub const NOT_APPLICABLE: &str = "not applicable";
+
 /// A check factory can run, or the reason it cannot.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Check {
@@ -103,6 +106,13 @@ impl Check {
             parser,
             unavailable: None,
         }
+    }
+
+    /// True when the check does not apply to this language (not merely a missing tool).
+    pub fn not_applicable(&self) -> bool {
+        self.unavailable
+            .as_deref()
+            .is_some_and(|r| r.starts_with(NOT_APPLICABLE))
     }
 
     pub(super) fn missing(kind: CheckKind, reason: impl Into<String>) -> Self {

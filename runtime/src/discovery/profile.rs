@@ -75,7 +75,8 @@ pub struct EvalProfile {
     pub dimensions: Vec<EvalDimension>,
     /// "discovered" when the language was recognised, else "fallback".
     pub tier: String,
-    /// Share of the five hygiene checks discovery found a command for.
+    /// Share of the five hygiene checks discovery found a command for (a check that does
+    /// not apply to the language, such as Rust's separate type check, counts as found).
     pub confidence: f64,
     pub human_reviewed: bool,
     #[serde(default)]
@@ -152,7 +153,11 @@ pub fn build_eval_profile(profile: &ProjectProfile, eval_spec: &[String]) -> Eva
     ];
     let found = hygiene
         .iter()
-        .filter(|k| profile.check(**k).is_some_and(|c| c.command.is_some()))
+        .filter(|k| {
+            profile
+                .check(**k)
+                .is_some_and(|c| c.command.is_some() || c.not_applicable())
+        })
         .count();
     EvalProfile {
         project_type: profile.language.as_str().to_string(),
@@ -245,6 +250,15 @@ mod tests {
         assert_eq!(explicit[0].command, "cargo test --doc");
         assert_eq!(p.advisory, vec!["APIs read naturally"]);
         assert!(p.unavailable.iter().any(|u| u.name == "type_check"));
+        // Rust's type check is part of the build: it does not lower confidence. The
+        // other four depend on which tools this machine has.
+        let tools = ["cargo", "cargo-clippy", "cargo-fmt"]
+            .iter()
+            .filter(|t| crate::process::which(t).is_some())
+            .count();
+        if tools == 3 {
+            assert_eq!(p.confidence, 1.0);
+        }
     }
 
     #[test]

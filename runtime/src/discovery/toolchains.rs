@@ -7,7 +7,7 @@ use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
-use super::introspect::{Check, CheckKind, OutputParser};
+use super::introspect::{Check, CheckKind, NOT_APPLICABLE, OutputParser};
 use crate::process::{run_program, which};
 
 pub(super) fn read(root: &Path, file: &str) -> String {
@@ -57,7 +57,7 @@ pub(super) fn rust(root: &Path) -> (Option<String>, Vec<Check>) {
         ),
         Check::missing(
             CheckKind::TypeCheck,
-            "not applicable: rustc type-checks during the build",
+            format!("{NOT_APPLICABLE}: rustc type-checks during the build"),
         ),
         Check::with_tool(
             CheckKind::Coverage,
@@ -103,7 +103,7 @@ pub(super) fn go() -> (Option<String>, Vec<Check>) {
         ),
         Check::missing(
             CheckKind::TypeCheck,
-            "not applicable: the Go compiler type-checks during the build",
+            format!("{NOT_APPLICABLE}: the Go compiler type-checks during the build"),
         ),
         Check::with_tool(
             CheckKind::Coverage,
