@@ -1,14 +1,166 @@
-//! Running a helper program with a deadline. The child gets its own process group so
-//! a timeout kills everything it started (a shell script's `sleep`, say), not just
-//! the direct child.
+//! Running a subprocess with a hard timeout.
+//!
+//! Every command factory runs on a user's behalf (eval dimensions, hard constraints, the
+//! project's `eval/score.py`, `gh`) goes through one engine: the child gets its own process
+//! group so that a timeout kills it *and* everything it started (a test runner's workers, a
+//! shell's children), and its output is read on threads so a chatty child never blocks on
+//! a full pipe. [`run_shell`] and [`run_program`] return everything; [`run_bounded`] is the
+//! stdout-only view state detection uses.
 
-use std::io::{self, Read};
-use std::path::Path;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// How a bounded run ended.
+/// Output kept per stream; test runners can print megabytes and we only need the summary.
+const MAX_CAPTURE: usize = 1 << 20;
+/// How long to wait for output pipes after the child exits before killing its group.
+const PIPE_GRACE: Duration = Duration::from_secs(2);
+
+/// What a finished (or killed) command produced.
+#[derive(Debug, Clone)]
+pub struct Output {
+    pub status: ExitStatus,
+    /// Exit code; `None` when killed by a signal (including our timeout).
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub timed_out: bool,
+    pub elapsed: Duration,
+}
+
+impl Output {
+    pub fn success(&self) -> bool {
+        !self.timed_out && self.code == Some(0)
+    }
+
+    /// The last `n` lines of stderr (or stdout when stderr is empty), for error details.
+    pub fn tail(&self, n: usize) -> String {
+        let text = if self.stderr.trim().is_empty() {
+            &self.stdout
+        } else {
+            &self.stderr
+        };
+        let lines: Vec<&str> = text.trim_end().lines().collect();
+        lines[lines.len().saturating_sub(n)..].join("\n")
+    }
+}
+
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum ProcessError {
+    #[error("could not start `{command}` in {dir}: {source}")]
+    #[diagnostic(help(
+        "install the program or fix the command; it must be runnable from the project directory"
+    ))]
+    Spawn {
+        command: String,
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("lost track of `{command}` while waiting for it: {source}")]
+    #[diagnostic(help("this is an operating-system error; retry the command"))]
+    Wait {
+        command: String,
+        source: std::io::Error,
+    },
+}
+
+/// Runs `script` with `sh -c` in `dir`, killing its whole process group after `timeout`.
+pub fn run_shell(script: &str, dir: &Path, timeout: Duration) -> Result<Output, ProcessError> {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c").arg(script);
+    run(cmd, script, dir, timeout)
+}
+
+/// Runs `program args..` (no shell) in `dir` with the same timeout rules as [`run_shell`].
+pub fn run_program(
+    program: &str,
+    args: &[&str],
+    dir: &Path,
+    timeout: Duration,
+) -> Result<Output, ProcessError> {
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    let label = std::iter::once(program)
+        .chain(args.iter().copied())
+        .collect::<Vec<_>>()
+        .join(" ");
+    run(cmd, &label, dir, timeout)
+}
+
+fn run(
+    mut cmd: Command,
+    label: &str,
+    dir: &Path,
+    timeout: Duration,
+) -> Result<Output, ProcessError> {
+    cmd.current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Own process group: killpg reaches grandchildren too.
+        .process_group(0);
+    let start = Instant::now();
+    let mut child = spawn_retrying_busy(&mut cmd).map_err(|source| ProcessError::Spawn {
+        command: label.to_string(),
+        dir: dir.to_path_buf(),
+        source,
+    })?;
+    let pgid = child.id() as libc::pid_t;
+    let stdout = reader(child.stdout.take());
+    let stderr = reader(child.stderr.take());
+
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() >= timeout => {
+                timed_out = true;
+                kill_group(pgid);
+                match child.wait() {
+                    Ok(status) => break status,
+                    Err(source) => {
+                        return Err(ProcessError::Wait {
+                            command: label.to_string(),
+                            source,
+                        });
+                    }
+                }
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(source) => {
+                kill_group(pgid);
+                return Err(ProcessError::Wait {
+                    command: label.to_string(),
+                    source,
+                });
+            }
+        }
+    };
+
+    // A background descendant may still hold the pipes open; give it a moment, then end it.
+    let collect = |rx: mpsc::Receiver<String>| match rx.recv_timeout(PIPE_GRACE) {
+        Ok(text) => text,
+        Err(_) => {
+            kill_group(pgid);
+            rx.recv_timeout(PIPE_GRACE).unwrap_or_default()
+        }
+    };
+    let stdout = collect(stdout);
+    let stderr = collect(stderr);
+    Ok(Output {
+        status,
+        code: status.code(),
+        stdout,
+        stderr,
+        timed_out,
+        elapsed: start.elapsed(),
+    })
+}
+
+/// How a bounded run ended (the stdout-only view of [`run_program`]).
 #[derive(Debug)]
 pub enum Bounded {
     /// The program exited in time.
@@ -22,66 +174,31 @@ pub enum Bounded {
     TimedOut,
 }
 
-/// Runs `program args...` in `cwd` with stdin closed and stderr discarded, waiting at
-/// most `timeout`. A program that cannot be started (missing from PATH) is an error.
+/// Runs `program args...` in `cwd` with stdin closed, waiting at most `timeout`.
+/// A program that cannot be started (missing from PATH) is an error.
 pub fn run_bounded(
     program: &str,
     args: &[&str],
     cwd: &Path,
     timeout: Duration,
-) -> io::Result<Bounded> {
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        cmd.process_group(0);
-    }
-    let mut child = spawn_retrying_busy(&mut cmd)?;
-    let mut stdout = child.stdout.take();
-    // Read on a thread so a chatty child never blocks on a full pipe. The result
-    // comes back over a channel, never a join: a grandchild that escaped the process
-    // group could hold the pipe open forever, and the deadline must still hold.
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut out = String::new();
-        if let Some(s) = stdout.as_mut() {
-            let _ = s.read_to_string(&mut out);
-        }
-        let _ = tx.send(out);
-    });
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(status) = child.try_wait()? {
-            let left = deadline.saturating_duration_since(Instant::now());
-            return Ok(match rx.recv_timeout(left) {
-                Ok(stdout) => Bounded::Exited { status, stdout },
-                Err(_) => {
-                    kill_group(&mut child);
-                    Bounded::TimedOut
-                }
-            });
-        }
-        if Instant::now() >= deadline {
-            kill_group(&mut child);
-            let _ = child.wait();
-            return Ok(Bounded::TimedOut);
-        }
-        std::thread::sleep(Duration::from_millis(20));
+) -> std::io::Result<Bounded> {
+    match run_program(program, args, cwd, timeout) {
+        Ok(out) if out.timed_out => Ok(Bounded::TimedOut),
+        Ok(out) => Ok(Bounded::Exited {
+            status: out.status,
+            stdout: out.stdout,
+        }),
+        Err(ProcessError::Spawn { source, .. } | ProcessError::Wait { source, .. }) => Err(source),
     }
 }
 
 /// Spawns `cmd`, retrying briefly on ETXTBSY: a script written a moment ago can be
 /// "busy" while another thread's fork still holds its write handle.
-fn spawn_retrying_busy(cmd: &mut Command) -> io::Result<std::process::Child> {
+fn spawn_retrying_busy(cmd: &mut Command) -> std::io::Result<std::process::Child> {
     let mut attempts = 0;
     loop {
         match cmd.spawn() {
-            Err(e) if e.kind() == io::ErrorKind::ExecutableFileBusy && attempts < 20 => {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && attempts < 20 => {
                 attempts += 1;
                 std::thread::sleep(Duration::from_millis(25));
             }
@@ -90,19 +207,44 @@ fn spawn_retrying_busy(cmd: &mut Command) -> io::Result<std::process::Child> {
     }
 }
 
-fn kill_group(child: &mut std::process::Child) {
-    #[cfg(unix)]
-    {
-        if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-            // SAFETY: kill(2) with a negative pid signals the process group we created
-            // for this child (process_group(0) makes its pgid equal its pid); it
-            // touches no memory.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
+fn reader<R: Read + Send + 'static>(stream: Option<R>) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(mut s) = stream {
+            let mut chunk = [0u8; 8192];
+            while let Ok(n) = s.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                if buf.len() < MAX_CAPTURE {
+                    buf.extend_from_slice(&chunk[..n]);
+                }
             }
         }
+        let _ = tx.send(String::from_utf8_lossy(&buf).into_owned());
+    });
+    rx
+}
+
+fn kill_group(pgid: libc::pid_t) {
+    // SAFETY: killpg only sends a signal; a stale or missing group yields ESRCH, ignored.
+    unsafe {
+        libc::killpg(pgid, libc::SIGKILL);
     }
-    let _ = child.kill();
+}
+
+/// Finds an executable named `name` on `PATH`.
+pub fn which(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| {
+            p.metadata()
+                .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                .unwrap_or(false)
+        })
 }
 
 #[cfg(test)]
@@ -110,63 +252,61 @@ mod tests {
     use super::*;
 
     #[test]
-    fn captures_stdout_of_a_quick_program() {
-        let r = run_bounded(
+    fn captures_output_and_exit_code() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run_shell(
+            "echo hi; echo err >&2; exit 3",
+            dir.path(),
+            Duration::from_secs(10),
+        )
+        .unwrap();
+        assert_eq!(out.code, Some(3));
+        assert_eq!(out.stdout.trim(), "hi");
+        assert_eq!(out.stderr.trim(), "err");
+        assert!(!out.timed_out);
+    }
+
+    #[test]
+    fn timeout_kills_the_whole_process_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("survivor");
+        // The grandchild would write the marker after 2 s if it survived the kill.
+        let script = format!("(sleep 2; touch {}) & sleep 30", marker.display());
+        let out = run_shell(&script, dir.path(), Duration::from_millis(300)).unwrap();
+        assert!(out.timed_out);
+        assert!(
+            out.elapsed < Duration::from_secs(5),
+            "took {:?}",
+            out.elapsed
+        );
+        std::thread::sleep(Duration::from_millis(2500));
+        assert!(!marker.exists(), "grandchild survived the timeout");
+    }
+
+    #[test]
+    fn bounded_run_reports_stdout_or_timeout() {
+        match run_bounded(
             "sh",
             &["-c", "echo hi"],
             Path::new("."),
             Duration::from_secs(5),
         )
-        .unwrap();
-        match r {
+        .unwrap()
+        {
             Bounded::Exited { status, stdout } => {
                 assert!(status.success());
                 assert_eq!(stdout, "hi\n");
             }
             Bounded::TimedOut => panic!("timed out"),
         }
-    }
-
-    #[test]
-    fn kills_the_whole_group_on_timeout() {
-        let start = Instant::now();
         let r = run_bounded(
             "sh",
-            &["-c", "sleep 30; echo late"],
+            &["-c", "sleep 30"],
             Path::new("."),
             Duration::from_millis(300),
         )
         .unwrap();
         assert!(matches!(r, Bounded::TimedOut));
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "took {:?}",
-            start.elapsed()
-        );
-    }
-
-    #[test]
-    fn a_background_child_holding_the_pipe_cannot_outlast_the_deadline() {
-        let start = Instant::now();
-        // setsid puts the sleeper outside our process group, so only the deadline
-        // on reading stdout can stop the wait.
-        let r = run_bounded(
-            "sh",
-            &["-c", "setsid sleep 5 & echo early"],
-            Path::new("."),
-            Duration::from_millis(500),
-        )
-        .unwrap();
-        assert!(matches!(r, Bounded::TimedOut), "{r:?}");
-        assert!(
-            start.elapsed() < Duration::from_secs(3),
-            "took {:?}",
-            start.elapsed()
-        );
-    }
-
-    #[test]
-    fn a_missing_program_is_an_error() {
         assert!(
             run_bounded(
                 "definitely-not-a-program-xyz",
@@ -176,5 +316,18 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    #[test]
+    fn missing_program_is_a_spawn_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = run_program(
+            "definitely-not-a-program-xyz",
+            &[],
+            dir.path(),
+            Duration::from_secs(1),
+        )
+        .unwrap_err();
+        assert!(matches!(err, ProcessError::Spawn { .. }));
     }
 }
