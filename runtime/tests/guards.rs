@@ -360,3 +360,18 @@ fn no_secrets_catches_an_added_credential_but_not_one_already_there() {
     let results = guards::run_guards(t.path(), &inputs()).unwrap();
     assert!(guard(&results, "no_secrets").passed, "{results:#?}");
 }
+
+#[test]
+fn violation_messages_keep_the_path_as_written() {
+    let mut i = inputs();
+    i.scope = vec!["**".into()];
+    i.fixed_surfaces = vec!["Docs/**".into()];
+    let t = project();
+    t.write("Docs/Guide.md", "x\n");
+    t.commit_all("docs");
+    let results = guards::run_guards(t.path(), &i).unwrap();
+    assert_eq!(
+        guard(&results, "fixed_surfaces").violations,
+        vec!["Docs/Guide.md: fixed surface added"]
+    );
+}

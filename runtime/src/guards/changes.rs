@@ -22,6 +22,18 @@ pub enum ChangeKind {
     TypeChanged,
 }
 
+impl ChangeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::Added => "added",
+            ChangeKind::Modified => "modified",
+            ChangeKind::Deleted => "deleted",
+            ChangeKind::Renamed => "renamed",
+            ChangeKind::TypeChanged => "type changed",
+        }
+    }
+}
+
 /// One changed path. For a rename, `old_path` is where it came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Change {

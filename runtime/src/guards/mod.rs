@@ -148,7 +148,7 @@ pub fn check_fixed_surfaces(changes: &[Change], fixed: &Patterns) -> GuardResult
         .iter()
         .flat_map(|c| c.paths().map(move |p| (c, p)))
         .filter(|(_, p)| !is_lock_file(p) && fixed.matches(p))
-        .map(|(c, p)| format!("{p}: fixed surface {:?}", c.kind).to_lowercase())
+        .map(|(c, p)| format!("{p}: fixed surface {}", c.kind.as_str()))
         .collect();
     GuardResult::from_violations("fixed_surfaces", v)
 }
