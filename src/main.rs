@@ -22,8 +22,26 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Check workflow files and print their diagnostics.
     Check(commands::check::Args),
+    /// Compile a workflow to IR, JSON, dot or mermaid.
     Compile(commands::compile::Args),
+    /// Parse factory.md into .factory/config.json and ignore .factory/ in git.
+    Init(commands::init::Args),
+    /// Print the project's state (no_repo, incomplete, no_factory, ...).
+    Detect(commands::detect::Args),
+    /// Start an experiment and print its id.
+    Begin(commands::begin::Args),
+    /// Record an experiment's verdict and scores.
+    Finalize(commands::finalize::Args),
+    /// Show past experiments: recent in full, older summarized.
+    History(commands::history::Args),
+    /// Score the project: hygiene, growth and project dimensions, and the composite.
+    Eval(commands::eval::Args),
+    /// Introspect the project and write an eval profile for review.
+    Discover(commands::discover::Args),
+    /// Check everything a keep verdict requires; one failure fails the whole.
+    Precheck(commands::precheck::Args),
 }
 
 fn main() -> ExitCode {
@@ -39,5 +57,13 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check(args) => commands::check::run(args),
         Command::Compile(args) => commands::compile::run(args),
+        Command::Init(args) => commands::init::run(args),
+        Command::Detect(args) => commands::detect::run(args),
+        Command::Begin(args) => commands::begin::run(args),
+        Command::Finalize(args) => commands::finalize::run(args),
+        Command::History(args) => commands::history::run(args),
+        Command::Eval(args) => commands::eval::run(args),
+        Command::Discover(args) => commands::discover::run(args),
+        Command::Precheck(args) => commands::precheck::run(args),
     }
 }

@@ -72,6 +72,10 @@ fn valid_workflow() -> impl Strategy<Value = String> {
                 }
                 prev = step.clone();
             }
+            if prev.starts_with('g') {
+                extra.push(format!("{prev}.reloop(max {bound}) -> a{}", &prev[1..]));
+                extra.push(format!("{prev}.halt -> end"));
+            }
             let last = if diamond {
                 decls.push("    fork f\n    agent x { role: researcher }\n    agent y { role: researcher }\n    join j".into());
                 stmts.push(format!("{} -> f -> x, y -> j -> end", if prev.starts_with('g') { format!("{prev}.proceed") } else { prev.clone() }));
@@ -82,8 +86,6 @@ fn valid_workflow() -> impl Strategy<Value = String> {
             if let Some(prev) = last {
                 if prev.starts_with('g') {
                     stmts.push(format!("{prev}.proceed -> end"));
-                    extra.push(format!("{prev}.reloop(max {bound}) -> a{}", &prev[1..]));
-                    extra.push(format!("{prev}.halt -> end"));
                 } else {
                     stmts.push(format!("{prev} -> end"));
                 }

@@ -8,6 +8,15 @@ pub mod compile;
 
 use std::process::ExitCode;
 
+pub mod begin;
+pub mod detect;
+pub mod discover;
+pub mod eval;
+pub mod finalize;
+pub mod history;
+pub mod init;
+pub mod precheck;
+
 /// The command ran and everything is fine.
 pub const OK: u8 = 0;
 /// The command ran and found a problem the user must fix (errors, failed checks).

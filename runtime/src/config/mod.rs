@@ -1,0 +1,173 @@
+//! Per-project configuration: `factory.md` (written by people) and its derived,
+//! regeneratable machine form `.factory/config.json` (spec §6.2, §8.7, §9.4, §10).
+//!
+//! - [`load`] is what other modules call: `config.json` if present, else `factory.md`.
+//! - [`read_config`] reads `config.json` only, strictly.
+//! - [`init_project`] is `factory init [--reparse]`.
+//!
+//! Every error names the file, the problem and the command that fixes it.
+
+mod init;
+mod markdown;
+pub mod model;
+mod parse;
+
+pub use init::{InitReport, add_to_gitignore, init_project};
+pub use markdown::snake_case;
+pub use model::*;
+pub use parse::{REQUIRED, SECTION_MAP, field_for_heading};
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::layout::FactoryPaths;
+
+/// Why a configuration could not be read.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum ConfigError {
+    /// `.factory/config.json` does not exist.
+    #[error("{path} not found: this project has no factory configuration yet")]
+    #[diagnostic(
+        code(factory::config::missing),
+        help(
+            "run `factory init` in the project (it reads factory.md and writes .factory/config.json)"
+        )
+    )]
+    Missing {
+        /// The config.json path looked for.
+        path: PathBuf,
+    },
+    /// Neither `config.json` nor `factory.md` exists.
+    #[error(
+        "{path} not found: factory needs a factory.md describing the goal, scope, guards and eval"
+    )]
+    #[diagnostic(
+        code(factory::config::no_factory_md),
+        help(
+            "write factory.md with at least the sections Goal, Scope, Guards, Eval command, Eval threshold and Constraints (see docs/cli.md, `factory init`), then run `factory init`"
+        )
+    )]
+    MissingFactoryMd {
+        /// The factory.md path looked for.
+        path: PathBuf,
+    },
+    /// `config.json` is not valid JSON or does not match the schema.
+    #[error("{path} is invalid: {problem}")]
+    #[diagnostic(
+        code(factory::config::invalid),
+        help(
+            "regenerate it from factory.md with `factory init --reparse` (config.json is derived; edit factory.md instead)"
+        )
+    )]
+    InvalidJson {
+        /// The config.json path.
+        path: PathBuf,
+        /// What is wrong.
+        problem: String,
+    },
+    /// `factory.md` could not be turned into a configuration.
+    #[error("{}{}: {problem}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+    #[diagnostic(
+        code(factory::config::factory_md),
+        help("fix factory.md, then run `factory init --reparse`")
+    )]
+    FactoryMd {
+        /// The factory.md path.
+        path: PathBuf,
+        /// 1-based line, when known.
+        line: Option<usize>,
+        /// What is wrong.
+        problem: String,
+    },
+    /// `.factory/` could not be prepared.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Layout(#[from] crate::layout::LayoutError),
+    /// The file system refused an operation.
+    #[error("cannot access {path}: {source}")]
+    #[diagnostic(
+        code(factory::config::io),
+        help("check the path exists and is readable and writable")
+    )]
+    Io {
+        /// The file involved.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+}
+
+/// Parses `factory.md` text. `path` is only used in error messages.
+pub fn parse_factory_md(text: &str, path: &Path) -> Result<FactoryConfig, ConfigError> {
+    parse::parse_factory_md(text).map_err(|p| ConfigError::FactoryMd {
+        path: path.to_path_buf(),
+        line: p.line,
+        problem: p.message,
+    })
+}
+
+/// Reads and parses the project's `factory.md`.
+pub fn read_factory_md(project: &Path) -> Result<FactoryConfig, ConfigError> {
+    let path = FactoryPaths::new(project).factory_md();
+    let text = match fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(ConfigError::MissingFactoryMd { path });
+        }
+        Err(source) => return Err(ConfigError::Io { path, source }),
+    };
+    parse_factory_md(&text, &path)
+}
+
+/// Reads `.factory/config.json` strictly: unknown keys, wrong types and broken range
+/// rules are errors pointing at `factory init --reparse`; a missing file points at
+/// `factory init`.
+pub fn read_config(project: &Path) -> Result<FactoryConfig, ConfigError> {
+    let path = FactoryPaths::new(project).config_json();
+    let text = match fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(ConfigError::Missing { path }),
+        Err(source) => return Err(ConfigError::Io { path, source }),
+    };
+    let config: FactoryConfig =
+        serde_json::from_str(&text).map_err(|e| ConfigError::InvalidJson {
+            path: path.clone(),
+            problem: e.to_string(),
+        })?;
+    config
+        .validate()
+        .map_err(|problems| ConfigError::InvalidJson {
+            path,
+            problem: problems.join("; "),
+        })?;
+    Ok(config)
+}
+
+/// The project's configuration: `.factory/config.json` when it exists (errors in it
+/// are reported, never skipped), else parsed from `factory.md`. When neither exists
+/// the error says to write `factory.md` and run `factory init`.
+pub fn load(project: &Path) -> Result<FactoryConfig, ConfigError> {
+    match read_config(project) {
+        Err(ConfigError::Missing { .. }) => read_factory_md(project),
+        other => other,
+    }
+}
+
+/// Writes `config` to `.factory/config.json` atomically (pretty JSON).
+pub fn write_config(project: &Path, config: &FactoryConfig) -> Result<PathBuf, ConfigError> {
+    let path = FactoryPaths::new(project).config_json();
+    let mut text = serde_json::to_string_pretty(config).map_err(|e| ConfigError::Io {
+        path: path.clone(),
+        source: io::Error::other(e),
+    })?;
+    text.push('\n');
+    crate::fsutil::atomic_write(&path, text.as_bytes()).map_err(|source| ConfigError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,448 @@
+//! `factory.md` → [`FactoryConfig`] (spec §8.7, §9.4, §10.2).
+//!
+//! Each heading is mapped to a field through [`SECTION_MAP`] (exact snake-case key,
+//! else the part before a parenthesis, e.g. "Scope (modifiable files)"). Every field
+//! has a kind saying how its body is read; the value is then checked against the
+//! field's serde type on its own, so an error names the heading and line it came from.
+//! Headings that map to no field are kept in `extra_sections`.
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use super::markdown::{Section, sections, snake_case};
+use super::model::*;
+
+/// How a section body becomes a JSON value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Text,
+    List,
+    Number,
+    Bool,
+    TestTimeout,
+    /// List items, each a block of `key: value` lines.
+    Blocks,
+    /// `key: value` lines (dotted keys nest) or a fenced JSON object.
+    Object,
+}
+
+/// Field name, kind, and the heading aliases (snake case) that map to it.
+pub const SECTION_MAP: &[(&str, &[&str])] = &[
+    ("goal", &["goal", "goals", "objective", "mission"]),
+    (
+        "scope",
+        &[
+            "scope",
+            "modifiable",
+            "modifiable_files",
+            "in_scope",
+            "files_in_scope",
+        ],
+    ),
+    ("guards", &["guards", "guard", "guard_commands"]),
+    (
+        "eval_command",
+        &[
+            "eval_command",
+            "command",
+            "eval",
+            "evaluation",
+            "eval_cmd",
+            "score_command",
+        ],
+    ),
+    (
+        "eval_threshold",
+        &[
+            "eval_threshold",
+            "threshold",
+            "min_score",
+            "minimum_score",
+            "passing_score",
+        ],
+    ),
+    ("constraints", &["constraints", "rules"]),
+    ("hypothesis_budget", &["hypothesis_budget"]),
+    ("target_branch", &["target_branch", "branch", "base_branch"]),
+    ("smoke_test", &["smoke_test", "smoke", "smoke_command"]),
+    (
+        "project_eval",
+        &[
+            "project_eval",
+            "project_evals",
+            "project_eval_dimensions",
+            "custom_evals",
+        ],
+    ),
+    ("eval_weights", &["eval_weights", "weights"]),
+    ("research_target", &["research_target", "research"]),
+    ("inner_loop", &["inner_loop"]),
+    ("outer_loop", &["outer_loop"]),
+    ("mutable_surfaces", &["mutable_surfaces", "mutable"]),
+    (
+        "fixed_surfaces",
+        &[
+            "fixed_surfaces",
+            "fixed",
+            "immutable",
+            "immutable_files",
+            "do_not_modify",
+        ],
+    ),
+    ("research_constraints", &["research_constraints"]),
+    ("cost_budget", &["cost_budget", "cost", "budget"]),
+    ("hard_constraints", &["hard_constraints", "hard_rules"]),
+    ("eval_spec", &["eval_spec", "eval_specification"]),
+    ("hygiene_weights", &["hygiene_weights"]),
+    ("growth_weights", &["growth_weights"]),
+    ("adversarial", &["adversarial"]),
+    ("parallel", &["parallel", "parallelism"]),
+    ("clean_pr", &["clean_pr"]),
+    ("clean_pr_include", &["clean_pr_include"]),
+    ("clean_pr_exclude", &["clean_pr_exclude"]),
+    (
+        "test_timeout",
+        &["test_timeout", "timeout", "tests_timeout"],
+    ),
+];
+
+/// Fields without a default: `factory.md` must have a heading for each.
+pub const REQUIRED: [&str; 6] = [
+    "goal",
+    "scope",
+    "guards",
+    "eval_command",
+    "eval_threshold",
+    "constraints",
+];
+
+fn kind_of(field: &str) -> Kind {
+    match field {
+        "goal" | "eval_command" | "target_branch" | "smoke_test" => Kind::Text,
+        "eval_threshold" => Kind::Number,
+        "clean_pr" => Kind::Bool,
+        "test_timeout" => Kind::TestTimeout,
+        "project_eval" | "hard_constraints" => Kind::Blocks,
+        "hypothesis_budget" | "eval_weights" | "research_target" | "inner_loop" | "outer_loop"
+        | "cost_budget" | "hygiene_weights" | "growth_weights" | "adversarial" | "parallel" => {
+            Kind::Object
+        }
+        _ => Kind::List,
+    }
+}
+
+/// The field a heading (as written) maps to, if any: its snake-case form is looked
+/// up in [`SECTION_MAP`], then the part before a parenthesis ("Scope (modifiable
+/// files)" → `scope`).
+pub fn field_for_heading(heading: &str) -> Option<&'static str> {
+    let lookup = |k: &str| {
+        SECTION_MAP
+            .iter()
+            .find(|(_, aliases)| aliases.contains(&k))
+            .map(|(f, _)| *f)
+    };
+    lookup(&snake_case(heading)).or_else(|| {
+        let (head, _) = heading.split_once('(')?;
+        lookup(&snake_case(head))
+    })
+}
+
+/// A problem in `factory.md`, located where possible.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MdProblem {
+    /// 1-based line, when the problem has one.
+    pub line: Option<usize>,
+    /// What is wrong, naming the heading.
+    pub message: String,
+}
+
+/// Parses the text of a `factory.md`.
+pub fn parse_factory_md(text: &str) -> Result<FactoryConfig, MdProblem> {
+    let mut fields: Map<String, Value> = Map::new();
+    let mut extra = std::collections::BTreeMap::new();
+    // Merge duplicate headings for one field so nothing written is dropped.
+    let mut grouped: Vec<(&'static str, Section)> = Vec::new();
+    for section in sections(text) {
+        match field_for_heading(&section.heading) {
+            Some(field) => match grouped.iter_mut().find(|(f, _)| *f == field) {
+                Some((_, s)) => s.body.extend(section.body),
+                None => grouped.push((field, section)),
+            },
+            None => {
+                let body = section.raw_text();
+                if !body.is_empty() && !section.key.is_empty() {
+                    extra
+                        .entry(section.key.clone())
+                        .and_modify(|b: &mut String| {
+                            b.push('\n');
+                            b.push_str(&body);
+                        })
+                        .or_insert(body);
+                }
+            }
+        }
+    }
+    for (field, section) in &grouped {
+        let value = section_value(field, section)?;
+        check_field(field, &value).map_err(|e| MdProblem {
+            line: Some(section.first_line()),
+            message: format!("section `{}` ({field}): {e}", section.heading),
+        })?;
+        fields.insert((*field).to_owned(), value);
+    }
+    let missing: Vec<&str> = REQUIRED
+        .iter()
+        .copied()
+        .filter(|f| !fields.contains_key(*f))
+        .collect();
+    if !missing.is_empty() {
+        let wanted: Vec<String> = missing
+            .iter()
+            .map(|f| format!("`## {}`", heading_title(f)))
+            .collect();
+        return Err(MdProblem {
+            line: None,
+            message: format!("required section(s) missing: {}", wanted.join(", ")),
+        });
+    }
+    if !extra.is_empty() {
+        fields.insert(
+            "extra_sections".into(),
+            serde_json::to_value(extra).unwrap_or_default(),
+        );
+    }
+    let config: FactoryConfig =
+        serde_json::from_value(Value::Object(fields)).map_err(|e| MdProblem {
+            line: None,
+            message: e.to_string(),
+        })?;
+    config.validate().map_err(|problems| MdProblem {
+        line: None,
+        message: problems.join("; "),
+    })?;
+    Ok(config)
+}
+
+/// "eval_command" → "Eval command", for messages.
+fn heading_title(field: &str) -> String {
+    let words = field.replace('_', " ");
+    let mut chars = words.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().chain(chars).collect(),
+        None => words,
+    }
+}
+
+fn section_value(field: &str, s: &Section) -> Result<Value, MdProblem> {
+    let at = |message: String| MdProblem {
+        line: Some(s.first_line()),
+        message: format!("section `{}`: {message}", s.heading),
+    };
+    Ok(match kind_of(field) {
+        Kind::Text => Value::String(s.text()),
+        Kind::List => Value::Array(
+            s.items()
+                .into_iter()
+                .map(|i| Value::String(i.text))
+                .collect(),
+        ),
+        Kind::Number => {
+            let t = s.text();
+            let n: f64 = t
+                .parse()
+                .map_err(|_| at(format!("`{t}` is not a number (write e.g. `0.7`)")))?;
+            serde_json::Number::from_f64(n)
+                .map(Value::Number)
+                .ok_or_else(|| at(format!("`{t}` is not a finite number")))?
+        }
+        Kind::Bool => {
+            let t = s.text().to_lowercase();
+            match t.as_str() {
+                "true" | "yes" | "on" | "1" => Value::Bool(true),
+                "false" | "no" | "off" | "0" => Value::Bool(false),
+                _ => return Err(at(format!("`{t}` is not true or false"))),
+            }
+        }
+        Kind::TestTimeout => {
+            let t = s.text();
+            let secs = match t.parse::<i64>() {
+                Ok(n) if n >= 1 => n as u64,
+                _ => {
+                    tracing::warn!(value = %t, "test_timeout is not a positive integer; using {DEFAULT_TEST_TIMEOUT}");
+                    DEFAULT_TEST_TIMEOUT
+                }
+            };
+            Value::from(secs)
+        }
+        Kind::Blocks => {
+            let mut blocks = Vec::new();
+            for item in s.items() {
+                let block = Value::Object(key_values(&item.text, field));
+                let checked = match field {
+                    "project_eval" => check::<ProjectEvalDimension>(&block),
+                    _ => check::<HardConstraint>(&block),
+                };
+                checked.map_err(|e| MdProblem {
+                    line: Some(item.line),
+                    message: format!(
+                        "section `{}`: item `{}`: {e}",
+                        s.heading,
+                        first_line(&item.text)
+                    ),
+                })?;
+                blocks.push(block);
+            }
+            Value::Array(blocks)
+        }
+        Kind::Object => match s.fenced() {
+            Some(json) => serde_json::from_str(&json)
+                .map_err(|e| at(format!("the fenced block is not valid JSON: {e}")))?,
+            None => {
+                let lines = s
+                    .items()
+                    .into_iter()
+                    .map(|i| i.text)
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                Value::Object(key_values(&lines, field))
+            }
+        },
+    })
+}
+
+/// Keys whose values stay strings even when they look like numbers.
+const STRING_KEYS: &[&str] = &[
+    "name",
+    "command",
+    "check",
+    "description",
+    "eval_command",
+    "metric_name",
+    "objective",
+    "metric",
+    "run_command",
+    "result_path",
+    "result_parser",
+    "role",
+    "parse",
+    "selection_strategy",
+    "aggregate",
+];
+
+/// Reads `key: value` lines into an object. A line that does not start with
+/// `identifier: ` continues the previous value (joined by `\n`). Dotted keys nest
+/// (`generator.threshold: 0.5`). In hard constraints `command` is accepted for `check`.
+fn key_values(text: &str, field: &str) -> Map<String, Value> {
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for line in text.lines() {
+        match split_key(line) {
+            Some((k, v)) => pairs.push((k.to_owned(), v.trim().to_owned())),
+            None => {
+                if let Some((_, v)) = pairs.last_mut() {
+                    if !v.is_empty() {
+                        v.push('\n');
+                    }
+                    v.push_str(line.trim());
+                }
+            }
+        }
+    }
+    let mut map = Map::new();
+    for (key, raw) in pairs {
+        let key = if field == "hard_constraints" && key == "command" {
+            "check".to_owned()
+        } else {
+            key
+        };
+        let leaf = key.rsplit('.').next().unwrap_or(&key).to_owned();
+        let value = if STRING_KEYS.contains(&leaf.as_str()) {
+            Value::String(super::markdown::unquote(&raw))
+        } else {
+            infer(&raw)
+        };
+        insert_dotted(&mut map, &key, value);
+    }
+    map
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or_default()
+}
+
+fn split_key(line: &str) -> Option<(&str, &str)> {
+    let (k, v) = line.split_once(':')?;
+    let k = k.trim();
+    let valid = !k.is_empty()
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        && (v.is_empty() || v.starts_with([' ', '\t']));
+    valid.then_some((k, v))
+}
+
+fn insert_dotted(map: &mut Map<String, Value>, key: &str, value: Value) {
+    match key.split_once('.') {
+        None => {
+            map.insert(key.to_owned(), value);
+        }
+        Some((head, rest)) => {
+            let child = map
+                .entry(head.to_owned())
+                .or_insert_with(|| Value::Object(Map::new()));
+            if !child.is_object() {
+                *child = Value::Object(Map::new());
+            }
+            if let Value::Object(m) = child {
+                insert_dotted(m, rest, value);
+            }
+        }
+    }
+}
+
+/// The JSON value a markdown scalar most plausibly means: integer, float, bool, a
+/// JSON array/object when it looks like one, else the text.
+fn infer(raw: &str) -> Value {
+    let t = super::markdown::unquote(raw);
+    if let Ok(i) = t.parse::<i64>() {
+        return Value::from(i);
+    }
+    if let Ok(f) = t.parse::<f64>()
+        && let Some(n) = serde_json::Number::from_f64(f)
+    {
+        return Value::Number(n);
+    }
+    match t.as_str() {
+        "true" => return Value::Bool(true),
+        "false" => return Value::Bool(false),
+        _ => {}
+    }
+    if (t.starts_with('[') || t.starts_with('{'))
+        && let Ok(v) = serde_json::from_str(&t)
+    {
+        return v;
+    }
+    Value::String(t)
+}
+
+fn check<T: DeserializeOwned>(value: &Value) -> Result<(), String> {
+    serde_json::from_value::<T>(value.clone())
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// Checks one field's value against its type, so errors point at its section.
+fn check_field(field: &str, value: &Value) -> Result<(), String> {
+    match field {
+        "hypothesis_budget" => check::<HypothesisBudget>(value),
+        "project_eval" => check::<Vec<ProjectEvalDimension>>(value),
+        "eval_weights" => check::<EvalWeights>(value),
+        "research_target" => check::<ResearchTarget>(value),
+        "inner_loop" => check::<InnerLoopConfig>(value),
+        "outer_loop" => check::<OuterLoopConfig>(value),
+        "cost_budget" => check::<CostBudgetConfig>(value),
+        "hard_constraints" => check::<Vec<HardConstraint>>(value),
+        "hygiene_weights" | "growth_weights" => check::<TierWeights>(value),
+        "adversarial" => check::<AdversarialConfig>(value),
+        "parallel" => check::<ParallelConfig>(value),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,350 @@
+use super::*;
+use std::fs;
+
+const FULL: &str = "\
+# Factory: demo
+
+A demo project.
+
+## Goal
+Make the parser faster
+without breaking anything.
+
+## Scope (modifiable files)
+- `src/**`
+- tests/**/*.rs
+
+## Guards
+- cargo test
+- cargo clippy -- -D warnings
+
+## Command
+`python eval/score.py`
+
+## Threshold
+0.7
+
+## Constraints
+- No new dependencies
+  unless they are tiny.
+
+## Fixed surfaces
+- eval/**
+
+## Project eval
+- name: latency
+  command: ./bench.sh
+    --quick
+  parse: json
+  weight: 0.5
+  timeout: 120
+  description: p50 latency in ms
+- name: docs
+  command: make docs
+
+## Hard constraints
+- name: no-secrets
+  check: ./scripts/check_secrets.sh
+  description: never commit keys
+
+## Parallel
+- parallel_hypotheses: 3
+
+## Adversarial
+```json
+{\"generator\": {\"role\": \"generator\", \"eval_command\": \"g\", \"metric_name\": \"m\", \"threshold\": 0.5},
+ \"discriminator\": {\"role\": \"discriminator\", \"eval_command\": \"d\", \"metric_name\": \"m\", \"threshold\": 0.6},
+ \"hysteresis\": 2}
+```
+
+## Test timeout
+120
+
+## Release Notes
+Ship on Fridays.
+- never on Mondays
+";
+
+fn parse(text: &str) -> Result<FactoryConfig, ConfigError> {
+    parse_factory_md(text, Path::new("factory.md"))
+}
+
+#[test]
+fn parses_aliases_lists_and_text() {
+    let c = parse(FULL).unwrap();
+    assert_eq!(c.goal, "Make the parser faster\nwithout breaking anything.");
+    assert_eq!(c.scope, vec!["src/**", "tests/**/*.rs"]);
+    assert_eq!(c.guards, vec!["cargo test", "cargo clippy -- -D warnings"]);
+    assert_eq!(c.eval_command, "python eval/score.py");
+    assert_eq!(c.eval_threshold, 0.7);
+    assert_eq!(c.fixed_surfaces, vec!["eval/**"]);
+    assert_eq!(c.target_branch, "main", "default kept");
+    assert_eq!(c.test_timeout, 120);
+    assert_eq!(c.parallel.as_ref().unwrap().parallel_hypotheses, 3);
+    let adv = c.adversarial.as_ref().unwrap();
+    assert_eq!((adv.hysteresis, adv.convergence_window), (2, 5));
+}
+
+#[test]
+fn headings_resolve_by_alias_and_ignore_parentheses() {
+    assert_eq!(field_for_heading("Modifiable"), Some("scope"));
+    assert_eq!(field_for_heading("Scope (modifiable files)"), Some("scope"));
+    assert_eq!(field_for_heading("Eval Command:"), Some("eval_command"));
+    assert_eq!(field_for_heading("Do not modify"), Some("fixed_surfaces"));
+    assert_eq!(field_for_heading("Release notes"), None);
+}
+
+#[test]
+fn continuation_lines_join_the_item() {
+    let c = parse(FULL).unwrap();
+    assert_eq!(
+        c.constraints,
+        vec!["No new dependencies\nunless they are tiny."]
+    );
+}
+
+#[test]
+fn multi_line_blocks_become_eval_dimensions_and_hard_constraints() {
+    let c = parse(FULL).unwrap();
+    assert_eq!(c.project_eval.len(), 2);
+    let lat = &c.project_eval[0];
+    assert_eq!(lat.name, "latency");
+    assert_eq!(lat.command, "./bench.sh\n--quick");
+    assert_eq!(lat.parse, EvalParse::Json);
+    assert_eq!((lat.weight, lat.timeout), (0.5, 120));
+    assert_eq!(lat.description, "p50 latency in ms");
+    assert_eq!(c.project_eval[1].parse, EvalParse::ExitCode, "default");
+    assert_eq!(
+        c.hard_constraints,
+        vec![HardConstraint {
+            name: "no-secrets".into(),
+            check: "./scripts/check_secrets.sh".into(),
+            description: "never commit keys".into(),
+        }]
+    );
+}
+
+#[test]
+fn unknown_headings_are_kept_in_snake_case() {
+    let c = parse(FULL).unwrap();
+    assert_eq!(
+        c.extra_sections.get("release_notes").map(String::as_str),
+        Some("Ship on Fridays.\n- never on Mondays")
+    );
+    // Text under the title heading is a section like any other.
+    assert_eq!(
+        c.extra_sections.get("factory_demo").map(String::as_str),
+        Some("A demo project.")
+    );
+    // And they survive a round trip through config.json.
+    let json = serde_json::to_string(&c).unwrap();
+    assert_eq!(serde_json::from_str::<FactoryConfig>(&json).unwrap(), c);
+}
+
+#[test]
+fn bad_test_timeout_falls_back_to_600() {
+    for bad in ["abc", "0", "-5", "1.5", "10 minutes"] {
+        let text = FULL.replace("## Test timeout\n120", &format!("## Test timeout\n{bad}"));
+        assert_eq!(parse(&text).unwrap().test_timeout, 600, "for {bad:?}");
+    }
+    let text = FULL.replace("## Test timeout\n120", "## Test timeout\n1");
+    assert_eq!(parse(&text).unwrap().test_timeout, 1);
+    let text = FULL.replace("## Test timeout\n120\n", "");
+    assert_eq!(parse(&text).unwrap().test_timeout, 600);
+}
+
+#[test]
+fn errors_name_the_section_line_and_fix() {
+    let text = FULL.replace("## Threshold\n0.7", "## Threshold\nhigh");
+    let err = parse(&text).unwrap_err();
+    let ConfigError::FactoryMd { line, problem, .. } = &err else {
+        panic!("{err:?}")
+    };
+    let expected_line = text.lines().position(|l| l == "high").unwrap() + 1;
+    assert_eq!(*line, Some(expected_line));
+    assert!(
+        problem.contains("Threshold") && problem.contains("not a number"),
+        "{problem}"
+    );
+    let help = miette::Diagnostic::help(&err).unwrap().to_string();
+    assert!(help.contains("factory init --reparse"), "{help}");
+
+    let text = FULL.replace("  command: make docs", "  comand: make docs");
+    let err = parse(&text).unwrap_err().to_string();
+    assert!(err.contains("comand") && err.contains("docs"), "{err}");
+
+    let err = parse("## Goal\nx\n").unwrap_err().to_string();
+    assert!(
+        err.contains("`## Scope`") && err.contains("`## Eval threshold`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn out_of_range_parallel_is_rejected() {
+    let text = FULL.replace("parallel_hypotheses: 3", "parallel_hypotheses: 9");
+    let err = parse(&text).unwrap_err().to_string();
+    assert!(err.contains("between 1 and 8"), "{err}");
+}
+
+#[test]
+fn config_json_is_strict_and_errors_name_their_remedy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let err = read_config(tmp.path()).unwrap_err();
+    assert!(matches!(err, ConfigError::Missing { .. }));
+    assert!(err.to_string().contains("config.json"));
+    let help = miette::Diagnostic::help(&err).unwrap().to_string();
+    assert!(help.contains("factory init"), "{help}");
+
+    // load() falls back to factory.md; with neither, it says to write one.
+    let err = load(tmp.path()).unwrap_err();
+    assert!(matches!(err, ConfigError::MissingFactoryMd { .. }));
+    assert!(
+        miette::Diagnostic::help(&err)
+            .unwrap()
+            .to_string()
+            .contains("factory init")
+    );
+    fs::write(tmp.path().join("factory.md"), FULL).unwrap();
+    assert_eq!(
+        load(tmp.path()).unwrap().eval_command,
+        "python eval/score.py"
+    );
+
+    let config = parse(FULL).unwrap();
+    write_config(tmp.path(), &config).unwrap();
+    assert_eq!(read_config(tmp.path()).unwrap(), config);
+
+    let path = tmp.path().join(".factory/config.json");
+    let mut value: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    value["surprise"] = serde_json::json!(1);
+    fs::write(&path, value.to_string()).unwrap();
+    let err = read_config(tmp.path()).unwrap_err();
+    assert!(err.to_string().contains("surprise"), "{err}");
+    assert!(
+        miette::Diagnostic::help(&err)
+            .unwrap()
+            .to_string()
+            .contains("--reparse")
+    );
+
+    // No coercion: a threshold written as a string is an error, not 0.7.
+    value.as_object_mut().unwrap().remove("surprise");
+    value["eval_threshold"] = serde_json::json!("0.7");
+    fs::write(&path, value.to_string()).unwrap();
+    assert!(matches!(
+        read_config(tmp.path()),
+        Err(ConfigError::InvalidJson { .. })
+    ));
+    // load() reports the broken config.json rather than silently using factory.md.
+    assert!(matches!(
+        load(tmp.path()),
+        Err(ConfigError::InvalidJson { .. })
+    ));
+
+    fs::write(&path, "{ not json").unwrap();
+    assert!(
+        read_config(tmp.path())
+            .unwrap_err()
+            .to_string()
+            .contains("config.json")
+    );
+}
+
+#[test]
+fn init_writes_config_and_gitignore_idempotently() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(tmp.path().join(".gitignore"), "target").unwrap();
+    let err = init_project(tmp.path(), false).unwrap_err();
+    assert!(matches!(err, ConfigError::MissingFactoryMd { .. }));
+    assert!(
+        !tmp.path().join(".factory").exists(),
+        "nothing written on failure"
+    );
+
+    fs::write(tmp.path().join("factory.md"), FULL).unwrap();
+    let r = init_project(tmp.path(), false).unwrap();
+    assert!(r.wrote_config && r.gitignore_updated && r.backup.is_none());
+    assert_eq!(
+        fs::read_to_string(tmp.path().join(".gitignore")).unwrap(),
+        "target\n.factory/\n"
+    );
+
+    // Second run: nothing changes, even if factory.md changed (needs --reparse).
+    fs::write(tmp.path().join("factory.md"), FULL.replace("0.7", "0.8")).unwrap();
+    let r = init_project(tmp.path(), false).unwrap();
+    assert!(!r.wrote_config && !r.gitignore_updated);
+    assert_eq!(read_config(tmp.path()).unwrap().eval_threshold, 0.7);
+
+    let r = init_project(tmp.path(), true).unwrap();
+    assert!(r.wrote_config);
+    assert_eq!(read_config(tmp.path()).unwrap().eval_threshold, 0.8);
+    let bak = r.backup.unwrap();
+    assert!(fs::read_to_string(bak).unwrap().contains("0.7"));
+    assert_eq!(
+        fs::read_to_string(tmp.path().join(".gitignore")).unwrap(),
+        "target\n.factory/\n"
+    );
+}
+
+#[test]
+fn gitignore_recognises_equivalent_lines() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(tmp.path().join(".gitignore"), "/.factory\n").unwrap();
+    assert!(!add_to_gitignore(tmp.path()).unwrap());
+    let fresh = tempfile::tempdir().unwrap();
+    assert!(add_to_gitignore(fresh.path()).unwrap());
+    assert_eq!(
+        fs::read_to_string(fresh.path().join(".gitignore")).unwrap(),
+        ".factory/\n"
+    );
+}
+
+const MINIMAL: &str = "## Goal\ng\n## Scope\n- src/**\n## Guards\n- true\n## Eval command\necho 1\n## Eval threshold\n0.5\n## Constraints\n- none\n";
+
+#[test]
+fn nested_sections_take_key_value_lines_with_dotted_keys() {
+    let text = format!(
+        "{MINIMAL}\n## Eval weights\n- hygiene: 0.3\n- growth: 0.2\n- project: 0.5\n\
+         ## Inner loop\nruns_per_cycle: 3\naggregate: median\n\
+         ## Growth weights\n- test_count: 0.7\n\
+         ## Adversarial\ngenerator.role: generator\ngenerator.eval_command: ./gen.sh\n\
+         generator.metric_name: fooled\ngenerator.threshold: 0.5\n\
+         discriminator.role: discriminator\ndiscriminator.eval_command: ./disc.sh\n\
+         discriminator.metric_name: caught\ndiscriminator.threshold: 0.7\nmax_rounds: 20\n"
+    );
+    let c = parse(&text).unwrap();
+    assert_eq!(
+        (
+            c.eval_weights.hygiene,
+            c.eval_weights.growth,
+            c.eval_weights.project
+        ),
+        (0.3, 0.2, 0.5)
+    );
+    let inner = c.inner_loop.unwrap();
+    assert_eq!(
+        (inner.runs_per_cycle, inner.aggregate),
+        (3, AggregateMethod::Median)
+    );
+    assert_eq!(inner.plateau_threshold, 3, "default kept");
+    assert_eq!(c.growth_weights.unwrap().0.get("test_count"), Some(&0.7));
+    let adv = c.adversarial.unwrap();
+    assert_eq!(adv.discriminator.eval_command, "./disc.sh");
+    assert_eq!((adv.generator.threshold, adv.max_rounds), (0.5, Some(20)));
+}
+
+#[test]
+fn a_typo_in_a_nested_section_is_an_error_at_its_line() {
+    let text = format!("{MINIMAL}## Parallel\nparalel_hypotheses: 3\n");
+    let err = parse(&text).unwrap_err();
+    let ConfigError::FactoryMd { line, problem, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(*line, Some(MINIMAL.lines().count() + 2));
+    assert!(
+        problem.contains("paralel_hypotheses") && problem.contains("Parallel"),
+        "{problem}"
+    );
+}

@@ -1,0 +1,339 @@
+//! Project introspection (spec §8.6): which language and framework a project uses and
+//! which commands build, test, lint, format and type-check it, found by looking at known
+//! project files and at which tools are installed. Eval's hygiene dimensions run exactly
+//! these commands, so discovery and eval never disagree about how a project is checked.
+
+use std::fs;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::toolchains;
+use crate::process::which;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Language {
+    Rust,
+    Go,
+    TypeScript,
+    JavaScript,
+    Python,
+    Unknown,
+}
+
+impl Language {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Language::Rust => "rust",
+            Language::Go => "go",
+            Language::TypeScript => "typescript",
+            Language::JavaScript => "javascript",
+            Language::Python => "python",
+            Language::Unknown => "unknown",
+        }
+    }
+}
+
+/// The hygiene checks every project gets, plus coverage (a growth input).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckKind {
+    Build,
+    Tests,
+    Lint,
+    Format,
+    TypeCheck,
+    Coverage,
+}
+
+impl CheckKind {
+    pub const ALL: [CheckKind; 6] = [
+        CheckKind::Build,
+        CheckKind::Tests,
+        CheckKind::Lint,
+        CheckKind::Format,
+        CheckKind::TypeCheck,
+        CheckKind::Coverage,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CheckKind::Build => "build",
+            CheckKind::Tests => "tests",
+            CheckKind::Lint => "lint",
+            CheckKind::Format => "format",
+            CheckKind::TypeCheck => "type_check",
+            CheckKind::Coverage => "coverage",
+        }
+    }
+}
+
+/// How a check's output becomes a score.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputParser {
+    /// Exit code 0 scores 1, anything else 0.
+    ExitCode,
+    /// Exit 0 *and* no output (gofmt -l lists unformatted files and still exits 0).
+    EmptyOutput,
+    /// Test-runner summary: the pass ratio, with the counts kept for growth.
+    TestSummary,
+    /// A coverage report's total percentage.
+    CoveragePercent,
+}
+
+/// How an unavailable check's reason starts when the check does not apply at all.
+pub const NOT_APPLICABLE: &str = "not applicable";
+
+/// A check factory can run, or the reason it cannot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    pub kind: CheckKind,
+    /// Shell command run from the project root; `None` when unavailable.
+    pub command: Option<String>,
+    pub parser: OutputParser,
+    /// Why there is no command (tool missing, not applicable to the language, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+}
+
+impl Check {
+    pub(super) fn run(kind: CheckKind, command: &str, parser: OutputParser) -> Self {
+        Self {
+            kind,
+            command: Some(command.to_string()),
+            parser,
+            unavailable: None,
+        }
+    }
+
+    /// True when the check does not apply to this language (not merely a missing tool).
+    pub fn not_applicable(&self) -> bool {
+        self.unavailable
+            .as_deref()
+            .is_some_and(|r| r.starts_with(NOT_APPLICABLE))
+    }
+
+    pub(super) fn missing(kind: CheckKind, reason: impl Into<String>) -> Self {
+        Self {
+            kind,
+            command: None,
+            parser: OutputParser::ExitCode,
+            unavailable: Some(reason.into()),
+        }
+    }
+
+    /// Runs `command` only when `tool` is on PATH.
+    pub(super) fn with_tool(
+        kind: CheckKind,
+        tool: &str,
+        command: &str,
+        parser: OutputParser,
+        install: &str,
+    ) -> Self {
+        if which(tool).is_some() {
+            Self::run(kind, command, parser)
+        } else {
+            Self::missing(kind, format!("`{tool}` is not installed ({install})"))
+        }
+    }
+}
+
+/// What introspection found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProjectProfile {
+    pub language: Language,
+    /// Every language whose marker file is at the root, primary first.
+    pub languages: Vec<Language>,
+    pub framework: Option<String>,
+    pub checks: Vec<Check>,
+    /// CI configuration files found (e.g. `.github/workflows/ci.yml`).
+    pub ci: Vec<String>,
+}
+
+impl ProjectProfile {
+    pub fn check(&self, kind: CheckKind) -> Option<&Check> {
+        self.checks.iter().find(|c| c.kind == kind)
+    }
+}
+
+/// Looks at `root` and returns its profile. Never fails: an unknown project gets a
+/// profile whose checks all say why they are unavailable.
+pub fn introspect(root: &Path) -> ProjectProfile {
+    let mut languages = Vec::new();
+    if root.join("Cargo.toml").is_file() {
+        languages.push(Language::Rust);
+    }
+    if root.join("go.mod").is_file() {
+        languages.push(Language::Go);
+    }
+    if root.join("package.json").is_file() {
+        languages.push(if root.join("tsconfig.json").is_file() {
+            Language::TypeScript
+        } else {
+            Language::JavaScript
+        });
+    }
+    if [
+        "pyproject.toml",
+        "setup.py",
+        "setup.cfg",
+        "requirements.txt",
+    ]
+    .iter()
+    .any(|f| root.join(f).is_file())
+    {
+        languages.push(Language::Python);
+    }
+    let language = languages.first().copied().unwrap_or(Language::Unknown);
+    let (framework, checks) = match language {
+        Language::Rust => toolchains::rust(root),
+        Language::Go => toolchains::go(),
+        Language::TypeScript | Language::JavaScript => toolchains::node(root),
+        Language::Python => toolchains::python(root),
+        Language::Unknown => (
+            None,
+            CheckKind::ALL
+                .iter()
+                .map(|k| {
+                    Check::missing(
+                        *k,
+                        "no Cargo.toml, go.mod, package.json or Python project file at the root",
+                    )
+                })
+                .collect(),
+        ),
+    };
+    ProjectProfile {
+        language,
+        languages,
+        framework,
+        checks,
+        ci: detect_ci(root),
+    }
+}
+
+fn detect_ci(root: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    if let Ok(entries) = fs::read_dir(root.join(".github/workflows")) {
+        let mut names: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".yml") || n.ends_with(".yaml"))
+            .map(|n| format!(".github/workflows/{n}"))
+            .collect();
+        names.sort();
+        found.extend(names);
+    }
+    for f in [
+        ".gitlab-ci.yml",
+        ".circleci/config.yml",
+        "Jenkinsfile",
+        ".travis.yml",
+        "azure-pipelines.yml",
+        ".ci/run",
+    ] {
+        if root.join(f).is_file() {
+            found.push(f.to_string());
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rust_project_gets_cargo_commands_and_no_type_check() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+        fs::create_dir_all(dir.path().join(".github/workflows")).unwrap();
+        fs::write(dir.path().join(".github/workflows/ci.yml"), "on: push").unwrap();
+        let p = introspect(dir.path());
+        assert_eq!(p.language, Language::Rust);
+        assert_eq!(
+            p.check(CheckKind::Tests).unwrap().command.as_deref(),
+            Some("cargo test")
+        );
+        assert!(
+            p.check(CheckKind::TypeCheck)
+                .unwrap()
+                .unavailable
+                .as_deref()
+                .unwrap()
+                .contains("not applicable")
+        );
+        assert_eq!(p.ci, vec![".github/workflows/ci.yml"]);
+    }
+
+    #[test]
+    fn node_project_uses_its_scripts_and_skips_the_placeholder_test() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(
+            dir.path().join("package.json"),
+            r#"{"scripts":{"lint":"eslint .","test":"echo \"Error: no test specified\" && exit 1"},"dependencies":{"react":"18"}}"#,
+        )
+        .unwrap();
+        fs::write(dir.path().join("tsconfig.json"), "{}").unwrap();
+        let p = introspect(dir.path());
+        assert_eq!(p.language, Language::TypeScript);
+        assert_eq!(p.framework.as_deref(), Some("react"));
+        assert!(p.check(CheckKind::Tests).unwrap().command.is_none());
+        assert!(
+            p.check(CheckKind::Build)
+                .unwrap()
+                .unavailable
+                .as_deref()
+                .unwrap()
+                .contains("`build` script")
+        );
+        assert_eq!(
+            p.check(CheckKind::TypeCheck).unwrap().command.as_deref(),
+            Some("npx --no-install tsc --noEmit")
+        );
+    }
+
+    #[test]
+    fn go_and_python_are_detected() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("go.mod"), "module x\n").unwrap();
+        let p = introspect(dir.path());
+        assert_eq!(p.language, Language::Go);
+        let format = p.check(CheckKind::Format).unwrap();
+        if which("gofmt").is_some() {
+            assert_eq!(format.parser, OutputParser::EmptyOutput);
+        } else {
+            assert!(
+                format
+                    .unavailable
+                    .as_deref()
+                    .unwrap()
+                    .contains("`gofmt` is not installed")
+            );
+        }
+
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(
+            dir.path().join("pyproject.toml"),
+            "[project]\nname='x'\ndependencies=['flask']\n",
+        )
+        .unwrap();
+        let p = introspect(dir.path());
+        assert_eq!(p.language, Language::Python);
+        assert_eq!(p.framework.as_deref(), Some("flask"));
+    }
+
+    #[test]
+    fn unknown_project_explains_every_missing_check() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = introspect(dir.path());
+        assert_eq!(p.language, Language::Unknown);
+        assert!(
+            p.checks
+                .iter()
+                .all(|c| c.command.is_none() && c.unavailable.is_some())
+        );
+    }
+}

@@ -1,0 +1,243 @@
+//! Hygiene dimensions: build, tests, lint, format and type check, run with the commands
+//! introspection found. Each check is scored on its own; a crash or timeout scores 0 with
+//! the reason and the next check still runs.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::parse::{self, TestCounts};
+use super::score::{EvalResult, Tier};
+use crate::discovery::introspect::{Check, CheckKind, OutputParser, ProjectProfile};
+use crate::process::{Output, run_shell};
+
+/// Default raw weights within the hygiene tier (normalised later; overridable per name).
+pub fn default_weight(kind: CheckKind) -> f64 {
+    match kind {
+        CheckKind::Build => 0.25,
+        CheckKind::Tests => 0.30,
+        CheckKind::Lint => 0.15,
+        CheckKind::Format => 0.10,
+        CheckKind::TypeCheck => 0.20,
+        CheckKind::Coverage => 0.0,
+    }
+}
+
+/// A dimension that was not measured, and why. Shown to the user, never scored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Skipped {
+    pub name: String,
+    pub reason: String,
+}
+
+/// What running the hygiene checks produced, including the raw numbers growth needs.
+#[derive(Debug, Default)]
+pub struct HygieneRun {
+    pub results: Vec<EvalResult>,
+    pub skipped: Vec<Skipped>,
+    pub test_counts: Option<TestCounts>,
+    /// Why no test count is available, when it is not.
+    pub test_counts_missing: Option<String>,
+    pub coverage: Option<f64>,
+    pub coverage_missing: Option<String>,
+}
+
+/// Runs every check in `profile` from `root`, each limited to `timeout`.
+pub fn run_hygiene(root: &Path, profile: &ProjectProfile, timeout: Duration) -> HygieneRun {
+    let mut run = HygieneRun::default();
+    for check in &profile.checks {
+        let Some(command) = &check.command else {
+            let reason = check
+                .unavailable
+                .clone()
+                .unwrap_or_else(|| "no command".into());
+            match check.kind {
+                CheckKind::Coverage => run.coverage_missing = Some(reason),
+                kind => {
+                    if kind == CheckKind::Tests {
+                        run.test_counts_missing = Some(reason.clone());
+                    }
+                    run.skipped.push(Skipped {
+                        name: kind.name().into(),
+                        reason,
+                    })
+                }
+            }
+            continue;
+        };
+        let outcome = run_shell(command, root, timeout);
+        if check.kind == CheckKind::Coverage {
+            match &outcome {
+                Ok(out) if !out.timed_out => match parse::coverage_percent(&combined(out)) {
+                    Some(pct) => run.coverage = Some(pct),
+                    None => {
+                        run.coverage_missing = Some(format!(
+                            "`{command}` printed no coverage total: {}",
+                            out.tail(3)
+                        ))
+                    }
+                },
+                Ok(_) => {
+                    run.coverage_missing = Some(format!(
+                        "`{command}` timed out after {}s",
+                        timeout.as_secs()
+                    ))
+                }
+                Err(e) => run.coverage_missing = Some(e.to_string()),
+            }
+            continue;
+        }
+        let result = match outcome {
+            Err(e) => EvalResult::failed(
+                check.kind.name(),
+                Tier::Hygiene,
+                default_weight(check.kind),
+                e.to_string(),
+            ),
+            Ok(out) => score_output(check, command, &out, timeout, &mut run),
+        };
+        run.results.push(result);
+    }
+    run
+}
+
+fn combined(out: &Output) -> String {
+    format!("{}\n{}", out.stdout, out.stderr)
+}
+
+fn score_output(
+    check: &Check,
+    command: &str,
+    out: &Output,
+    timeout: Duration,
+    run: &mut HygieneRun,
+) -> EvalResult {
+    let name = check.kind.name();
+    let weight = default_weight(check.kind);
+    if out.timed_out {
+        if check.kind == CheckKind::Tests {
+            run.test_counts_missing = Some("the test run timed out".into());
+        }
+        return EvalResult::failed(
+            name,
+            Tier::Hygiene,
+            weight,
+            format!(
+                "`{command}` timed out after {}s and was killed",
+                timeout.as_secs()
+            ),
+        );
+    }
+    let code = out
+        .code
+        .map_or("a signal".to_string(), |c| format!("exit {c}"));
+    match check.parser {
+        OutputParser::ExitCode | OutputParser::CoveragePercent => {
+            if out.success() {
+                EvalResult::new(
+                    name,
+                    Tier::Hygiene,
+                    1.0,
+                    weight,
+                    true,
+                    format!("`{command}` passed"),
+                )
+            } else {
+                EvalResult::failed(
+                    name,
+                    Tier::Hygiene,
+                    weight,
+                    format!("`{command}` failed ({code}): {}", out.tail(5)),
+                )
+            }
+        }
+        OutputParser::EmptyOutput => {
+            let listed = out.stdout.trim();
+            if out.success() && listed.is_empty() {
+                EvalResult::new(
+                    name,
+                    Tier::Hygiene,
+                    1.0,
+                    weight,
+                    true,
+                    format!("`{command}` reported nothing"),
+                )
+            } else if out.success() {
+                let files: Vec<&str> = listed.lines().take(5).collect();
+                EvalResult::failed(
+                    name,
+                    Tier::Hygiene,
+                    weight,
+                    format!(
+                        "`{command}` lists {} file(s): {}",
+                        listed.lines().count(),
+                        files.join(", ")
+                    ),
+                )
+            } else {
+                EvalResult::failed(
+                    name,
+                    Tier::Hygiene,
+                    weight,
+                    format!("`{command}` failed ({code}): {}", out.tail(5)),
+                )
+            }
+        }
+        OutputParser::TestSummary => {
+            let counts = parse::test_counts(&combined(out));
+            run.test_counts = counts;
+            match counts {
+                Some(c) if c.total() > 0 => {
+                    let score = c.passed as f64 / c.total() as f64;
+                    let ok = c.failed == 0 && out.success();
+                    let mut details = format!("{} passed, {} failed", c.passed, c.failed);
+                    if !out.success() && c.failed == 0 {
+                        details.push_str(&format!(
+                            " but `{command}` exited with {code}: {}",
+                            out.tail(3)
+                        ));
+                    }
+                    EvalResult::new(
+                        name,
+                        Tier::Hygiene,
+                        if ok || c.failed > 0 { score } else { 0.0 },
+                        weight,
+                        ok,
+                        details,
+                    )
+                }
+                Some(_) if out.success() => EvalResult::new(
+                    name,
+                    Tier::Hygiene,
+                    1.0,
+                    weight,
+                    true,
+                    "no tests found; nothing failed",
+                ),
+                None if out.success() => {
+                    run.test_counts_missing =
+                        Some(format!("`{command}` printed no summary factory recognises"));
+                    EvalResult::new(
+                        name,
+                        Tier::Hygiene,
+                        1.0,
+                        weight,
+                        true,
+                        format!("`{command}` passed (no recognised summary)"),
+                    )
+                }
+                _ => {
+                    run.test_counts_missing =
+                        Some(format!("`{command}` failed before reporting counts"));
+                    EvalResult::failed(
+                        name,
+                        Tier::Hygiene,
+                        weight,
+                        format!("`{command}` failed ({code}): {}", out.tail(5)),
+                    )
+                }
+            }
+        }
+    }
+}

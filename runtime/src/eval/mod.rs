@@ -1,0 +1,235 @@
+//! Eval: hygiene, growth and project dimensions merged into one composite score
+//! (spec §6.3, §8.5, Appendix A.1).
+//!
+//! [`run_eval`] is the entry point: it introspects the project, runs every dimension
+//! (each with a timeout, none able to abort the others), merges the tiers, scores them,
+//! and writes `.factory/last_eval.json` best-effort.
+
+pub mod growth;
+pub mod hygiene;
+pub mod parse;
+pub mod project;
+pub mod score;
+mod table;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use growth::{Baseline, BaselineError, load_baseline, save_baseline};
+pub use hygiene::Skipped;
+pub use project::{ParseMode, ProjectDimension};
+pub use score::{
+    CompositeScore, EvalResult, EvalWeights, MergeWeights, Tier, TierWeights, compute_composite,
+};
+
+use crate::config::FactoryConfig;
+use crate::discovery::eval_spec::{SpecClass, classify_eval_spec_item, dimension_name};
+use crate::discovery::introspect::introspect;
+use crate::fsutil::atomic_write as write_atomic;
+use crate::layout::FactoryPaths;
+
+/// What an eval run needs from the project's configuration.
+#[derive(Debug, Clone)]
+pub struct EvalSettings {
+    pub project_dimensions: Vec<ProjectDimension>,
+    pub weights: MergeWeights,
+    pub threshold: f64,
+    /// Per hygiene check and for `eval/score.py` (factory.md `test_timeout`).
+    pub test_timeout: Duration,
+}
+
+impl Default for EvalSettings {
+    fn default() -> Self {
+        Self {
+            project_dimensions: Vec::new(),
+            weights: MergeWeights::default(),
+            threshold: 0.0,
+            test_timeout: Duration::from_secs(600),
+        }
+    }
+}
+
+impl EvalSettings {
+    /// The eval-relevant part of a project's factory.md configuration.
+    pub fn from_config(config: &FactoryConfig) -> Self {
+        // Executable eval_spec bullets are promoted to project dimensions (spec §8.6).
+        let mut project_dimensions = config.project_eval.clone();
+        for item in &config.eval_spec {
+            if let SpecClass::Executable { command } = classify_eval_spec_item(item)
+                && !project_dimensions.iter().any(|d| d.command == command)
+            {
+                project_dimensions.push(ProjectDimension {
+                    name: dimension_name(&command),
+                    command,
+                    parse: ParseMode::ExitCode,
+                    weight: 1.0,
+                    timeout: config.test_timeout.max(1),
+                    description: item.clone(),
+                });
+            }
+        }
+        Self {
+            project_dimensions,
+            weights: MergeWeights {
+                eval_weights: config.eval_weights.clone(),
+                hygiene_overrides: config.hygiene_weights.clone(),
+                growth_overrides: config.growth_weights.clone(),
+            },
+            threshold: config.eval_threshold,
+            test_timeout: Duration::from_secs(config.test_timeout.max(1)),
+        }
+    }
+}
+
+/// The composite plus what the user needs to read it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EvalReport {
+    pub project: PathBuf,
+    pub language: String,
+    #[serde(flatten)]
+    pub composite: CompositeScore,
+    /// Dimensions that could not be measured (tool missing, not applicable).
+    pub skipped: Vec<Skipped>,
+    pub test_count: Option<u64>,
+    pub coverage: Option<f64>,
+    pub baseline: Option<Baseline>,
+}
+
+impl EvalReport {
+    /// A plain-text table: one row per dimension, then the composite.
+    pub fn render_table(&self) -> String {
+        table::render(self)
+    }
+}
+
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum EvalError {
+    #[error("{path} does not exist or is not a directory")]
+    #[diagnostic(help("pass the project's directory, e.g. `factory eval .`"))]
+    NotADirectory { path: PathBuf },
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Baseline(#[from] BaselineError),
+}
+
+/// Runs every dimension for the project at `root` and scores them.
+pub fn run_eval(root: &Path, settings: &EvalSettings) -> Result<EvalReport, EvalError> {
+    if !root.is_dir() {
+        return Err(EvalError::NotADirectory {
+            path: root.to_path_buf(),
+        });
+    }
+    let baseline = load_baseline(root)?;
+    let profile = introspect(root);
+    let hygiene_run = hygiene::run_hygiene(root, &profile, settings.test_timeout);
+    let additions = project::run_score_py(root, settings.test_timeout).unwrap_or_default();
+    let (growth, growth_skipped) = growth::growth_results(&hygiene_run, baseline.as_ref());
+    let custom: Vec<EvalResult> = settings
+        .project_dimensions
+        .iter()
+        .map(|d| project::run_dimension(root, d))
+        .collect();
+
+    let mut skipped = hygiene_run.skipped.clone();
+    skipped.extend(
+        growth_skipped
+            .into_iter()
+            .map(|(name, reason)| Skipped { name, reason }),
+    );
+    let merged = score::merge_all(
+        hygiene_run.results.clone(),
+        additions,
+        growth,
+        custom,
+        &settings.weights,
+    );
+    let composite = compute_composite(merged, Vec::new(), settings.threshold);
+    let report = EvalReport {
+        project: root.to_path_buf(),
+        language: profile.language.as_str().to_string(),
+        composite,
+        skipped,
+        test_count: hygiene_run.test_counts.map(|c| c.total()),
+        coverage: hygiene_run.coverage,
+        baseline,
+    };
+    write_last_eval(root, &report);
+    Ok(report)
+}
+
+/// Records `report` as the baseline when none exists yet and `.factory/` does: the
+/// first measurement is what growth is measured against until an experiment is kept.
+/// Returns the baseline recorded, if any. `factory eval` calls this; precheck does not,
+/// so an experiment under review never becomes its own baseline.
+pub fn record_first_baseline(
+    root: &Path,
+    report: &EvalReport,
+) -> Result<Option<Baseline>, BaselineError> {
+    if report.baseline.is_some()
+        || !FactoryPaths::new(root).dir().is_dir()
+        || load_baseline(root)?.is_some()
+    {
+        return Ok(None);
+    }
+    record_baseline(root, report, "first eval").map(Some)
+}
+
+/// Records this report's numbers as the baseline (call after a keep verdict).
+pub fn record_baseline(
+    root: &Path,
+    report: &EvalReport,
+    source: &str,
+) -> Result<Baseline, BaselineError> {
+    let baseline = growth::baseline_from(
+        report.test_count,
+        report.coverage,
+        Some(parity_total(&report.composite)),
+        source,
+    );
+    save_baseline(root, &baseline)?;
+    Ok(baseline)
+}
+
+/// The composite this state would score measured against itself: growth dimensions are
+/// relative to the baseline, so once these numbers *are* the baseline each scores its
+/// parity value. Precheck compares the next experiment with this, so an experiment that
+/// changes nothing is not a regression merely because the last one grew.
+pub fn parity_total(composite: &CompositeScore) -> f64 {
+    composite
+        .results
+        .iter()
+        .map(|r| {
+            r.weight
+                * if r.tier == Tier::Growth {
+                    growth::PARITY
+                } else {
+                    r.score
+                }
+        })
+        .sum()
+}
+
+pub fn last_eval_path(root: &Path) -> PathBuf {
+    FactoryPaths::new(root).last_eval_json()
+}
+
+/// Best-effort: only when `.factory/` exists, and a failed write is ignored (spec §8.5).
+fn write_last_eval(root: &Path, report: &EvalReport) {
+    let dir = root.join(".factory");
+    if !dir.is_dir() {
+        return;
+    }
+    if let Ok(text) = serde_json::to_string_pretty(report)
+        && let Err(e) = write_atomic(&last_eval_path(root), text.as_bytes())
+    {
+        tracing::warn!("could not write .factory/last_eval.json: {e}");
+    }
+}
+
+/// Reads `.factory/last_eval.json`; `None` when absent or unreadable.
+pub fn load_last_eval(root: &Path) -> Option<EvalReport> {
+    let text = std::fs::read_to_string(last_eval_path(root)).ok()?;
+    serde_json::from_str(&text).ok()
+}

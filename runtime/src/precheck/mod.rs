@@ -1,0 +1,311 @@
+//! Precheck (spec §8.16): the non-overridable gate before a keep verdict. It aggregates
+//! score direction and threshold, the guards (scope, fixed surfaces, eval/ immutability,
+//! tests kept, clean tree, experiment branch), anti-pattern similarity, hard constraints,
+//! and proof that QA ran. One failing check fails the whole: there is no partial pass.
+
+mod qa;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+
+pub use qa::{QA_ROLES, check_qa_execution};
+
+use crate::config::FactoryConfig;
+use crate::eval::{self, EvalReport, EvalSettings};
+use crate::guards::{self, GuardInputs};
+use crate::process::run_shell;
+use crate::store::{Verdict, load_history};
+use crate::strategy::{ANTI_PATTERN_THRESHOLD, find_anti_patterns};
+
+/// Below this a score counts as lower (floating-point noise is not a regression).
+const SCORE_EPSILON: f64 = 1e-9;
+
+/// One aggregated check.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckOutcome {
+    pub name: String,
+    pub passed: bool,
+    /// Why it failed, or what it verified.
+    pub details: Vec<String>,
+}
+
+impl CheckOutcome {
+    pub fn pass(name: &str, detail: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            passed: true,
+            details: vec![detail.into()],
+        }
+    }
+    pub fn fail(name: &str, details: Vec<String>) -> Self {
+        Self {
+            name: name.into(),
+            passed: false,
+            details,
+        }
+    }
+}
+
+/// The aggregate.
+#[derive(Debug, Clone, Serialize)]
+pub struct PrecheckReport {
+    pub passed: bool,
+    /// Names of the failed checks.
+    pub failures: Vec<String>,
+    pub checks: Vec<CheckOutcome>,
+    /// The composite the score checks used.
+    pub score: Option<f64>,
+}
+
+impl PrecheckReport {
+    fn from_checks(checks: Vec<CheckOutcome>, score: Option<f64>) -> Self {
+        let failures: Vec<String> = checks
+            .iter()
+            .filter(|c| !c.passed)
+            .map(|c| c.name.clone())
+            .collect();
+        Self {
+            passed: failures.is_empty(),
+            failures,
+            checks,
+            score,
+        }
+    }
+
+    /// One line per check, then the verdict.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for c in &self.checks {
+            let mark = if c.passed { "pass" } else { "FAIL" };
+            out.push_str(&format!("{mark}  {}\n", c.name));
+            for d in &c.details {
+                out.push_str(&format!("      {}\n", d.replace('\n', "\n      ")));
+            }
+        }
+        if self.passed {
+            out.push_str("precheck passed\n");
+        } else {
+            out.push_str(&format!("precheck FAILED: {}\n", self.failures.join(", ")));
+        }
+        out
+    }
+}
+
+/// What to check beyond the configuration.
+#[derive(Debug, Clone, Default)]
+pub struct PrecheckOptions {
+    /// The experiment being judged; enables the QA-execution check and supplies the
+    /// hypothesis for anti-pattern matching.
+    pub exp_id: Option<u32>,
+    /// Overrides the experiment's hypothesis text.
+    pub hypothesis: Option<String>,
+    /// Score a previously written `.factory/last_eval.json` instead of running eval.
+    /// Off by default: a file in the project is not proof of anything.
+    pub use_last_eval: bool,
+    /// Skip the clean-tree guard (uncommitted work is allowed).
+    pub allow_dirty: bool,
+}
+
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum PrecheckError {
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Eval(#[from] eval::EvalError),
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Store(#[from] crate::store::StoreError),
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Events(#[from] crate::events::EventsError),
+}
+
+/// Runs every check for the project at `root` under `config`.
+pub fn run_precheck(
+    root: &Path,
+    config: &FactoryConfig,
+    opts: &PrecheckOptions,
+) -> Result<PrecheckReport, PrecheckError> {
+    let mut checks = Vec::new();
+
+    let report = if opts.use_last_eval {
+        eval::load_last_eval(root)
+    } else {
+        Some(eval::run_eval(root, &EvalSettings::from_config(config))?)
+    };
+    let history = load_history(root)?;
+    let kept_score = history
+        .with_verdict(Verdict::Keep)
+        .filter_map(|r| r.score_after)
+        .last();
+    checks.extend(score_checks(
+        root,
+        report.as_ref(),
+        config.eval_threshold,
+        kept_score,
+    )?);
+
+    let inputs = GuardInputs {
+        target_branch: config.target_branch.clone(),
+        scope: config.scope.clone(),
+        fixed_surfaces: config.fixed_surfaces.clone(),
+        require_clean: !opts.allow_dirty,
+    };
+    match guards::run_guards(root, &inputs) {
+        Ok(results) => checks.extend(results.into_iter().map(|g| {
+            if g.passed {
+                CheckOutcome::pass(&g.name, "no violations")
+            } else {
+                CheckOutcome::fail(&g.name, g.violations)
+            }
+        })),
+        // Guards that cannot run fail closed.
+        Err(e) => checks.push(CheckOutcome::fail("guards", vec![e.to_string()])),
+    }
+
+    let hypothesis = opts.hypothesis.clone().or_else(|| {
+        let id = opts.exp_id?;
+        history
+            .pending
+            .iter()
+            .find(|p| p.id == id)
+            .map(|p| p.hypothesis.clone())
+            .or_else(|| {
+                history
+                    .records
+                    .iter()
+                    .find(|r| r.id == id)
+                    .map(|r| r.hypothesis.clone())
+            })
+    });
+    checks.push(match hypothesis {
+        None => CheckOutcome::pass("anti_patterns", "no hypothesis given; nothing to compare"),
+        Some(h) => {
+            let others: Vec<_> = history
+                .records
+                .iter()
+                .filter(|r| Some(r.id) != opts.exp_id)
+                .cloned()
+                .collect();
+            let found = find_anti_patterns(&h, &others, ANTI_PATTERN_THRESHOLD);
+            if found.is_empty() {
+                CheckOutcome::pass(
+                    "anti_patterns",
+                    "no reverted experiment resembles this hypothesis",
+                )
+            } else {
+                CheckOutcome::fail(
+                    "anti_patterns",
+                    found
+                        .iter()
+                        .map(|a| {
+                            format!(
+                                "resembles reverted experiment {} ({:.2} similar): {}",
+                                a.id, a.similarity, a.hypothesis
+                            )
+                        })
+                        .collect(),
+                )
+            }
+        }
+    });
+
+    checks.push(hard_constraints(root, config));
+    checks.push(check_qa_execution(root, opts.exp_id)?);
+    Ok(PrecheckReport::from_checks(
+        checks,
+        report.map(|r| r.composite.total),
+    ))
+}
+
+/// Meets the threshold and does not fall below the last kept score.
+fn score_checks(
+    root: &Path,
+    report: Option<&EvalReport>,
+    threshold: f64,
+    kept_score: Option<f64>,
+) -> Result<Vec<CheckOutcome>, PrecheckError> {
+    let Some(report) = report else {
+        let why = format!(
+            "no readable {}; run `factory eval` first",
+            eval::last_eval_path(root).display()
+        );
+        return Ok(vec![
+            CheckOutcome::fail("threshold", vec![why.clone()]),
+            CheckOutcome::fail("score_direction", vec![why]),
+        ]);
+    };
+    let total = report.composite.total;
+    let threshold_check = if total + SCORE_EPSILON >= threshold {
+        CheckOutcome::pass(
+            "threshold",
+            format!("composite {total:.4} ≥ threshold {threshold:.4}"),
+        )
+    } else {
+        CheckOutcome::fail(
+            "threshold",
+            vec![format!(
+                "composite {total:.4} is below the threshold {threshold:.4}"
+            )],
+        )
+    };
+    let reference = eval::load_baseline(root)
+        .map_err(eval::EvalError::from)?
+        .and_then(|b| b.composite.map(|c| (c, format!("baseline ({})", b.source))))
+        .or_else(|| kept_score.map(|s| (s, "last kept experiment".to_string())));
+    let direction = match reference {
+        None => CheckOutcome::pass(
+            "score_direction",
+            "no baseline yet; nothing to regress from",
+        ),
+        Some((before, what)) if total + SCORE_EPSILON >= before => CheckOutcome::pass(
+            "score_direction",
+            format!("composite {total:.4} ≥ {what} {before:.4}"),
+        ),
+        Some((before, what)) => CheckOutcome::fail(
+            "score_direction",
+            vec![format!(
+                "composite {total:.4} regressed below {what} {before:.4} ({:+.4})",
+                total - before
+            )],
+        ),
+    };
+    Ok(vec![threshold_check, direction])
+}
+
+/// Every hard constraint's check must exit 0; a failure is a mandatory revert.
+fn hard_constraints(root: &Path, config: &FactoryConfig) -> CheckOutcome {
+    if config.hard_constraints.is_empty() {
+        return CheckOutcome::pass("hard_constraints", "none declared");
+    }
+    let timeout = Duration::from_secs(config.test_timeout.max(1));
+    let mut failed = Vec::new();
+    for hc in &config.hard_constraints {
+        match run_shell(&hc.check, root, timeout) {
+            Ok(out) if out.success() => {}
+            Ok(out) if out.timed_out => failed.push(format!(
+                "{}: `{}` timed out after {}s",
+                hc.name,
+                hc.check,
+                timeout.as_secs()
+            )),
+            Ok(out) => failed.push(format!(
+                "{}: `{}` exited with {:?}: {}",
+                hc.name,
+                hc.check,
+                out.code,
+                out.tail(3)
+            )),
+            Err(e) => failed.push(format!("{}: {e}", hc.name)),
+        }
+    }
+    if failed.is_empty() {
+        CheckOutcome::pass(
+            "hard_constraints",
+            format!("{} passed", config.hard_constraints.len()),
+        )
+    } else {
+        CheckOutcome::fail("hard_constraints", failed)
+    }
+}

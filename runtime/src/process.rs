@@ -1,0 +1,366 @@
+//! Running a subprocess with a hard timeout.
+//!
+//! Every command factory runs on a user's behalf (eval dimensions, hard constraints, the
+//! project's `eval/score.py`, `gh`) goes through one engine: the child gets its own process
+//! group so that a timeout kills it *and* everything it started (a test runner's workers, a
+//! shell's children), and its output is read on threads so a chatty child never blocks on
+//! a full pipe. [`run_shell`] and [`run_program`] return everything; [`run_bounded`] is the
+//! stdout-only view state detection uses.
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Output kept per stream; test runners can print megabytes and we only need the summary.
+const MAX_CAPTURE: usize = 1 << 20;
+/// How long to wait for output pipes after a timeout kill before giving up on them.
+const PIPE_GRACE: Duration = Duration::from_millis(500);
+
+/// What a finished (or killed) command produced.
+#[derive(Debug, Clone)]
+pub struct Output {
+    pub status: ExitStatus,
+    /// Exit code; `None` when killed by a signal (including our timeout).
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub timed_out: bool,
+    pub elapsed: Duration,
+}
+
+impl Output {
+    pub fn success(&self) -> bool {
+        !self.timed_out && self.code == Some(0)
+    }
+
+    /// The last `n` lines of stderr (or stdout when stderr is empty), for error details.
+    pub fn tail(&self, n: usize) -> String {
+        let text = if self.stderr.trim().is_empty() {
+            &self.stdout
+        } else {
+            &self.stderr
+        };
+        let lines: Vec<&str> = text.trim_end().lines().collect();
+        lines[lines.len().saturating_sub(n)..].join("\n")
+    }
+}
+
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum ProcessError {
+    #[error("could not start `{command}` in {dir}: {source}")]
+    #[diagnostic(help(
+        "install the program or fix the command; it must be runnable from the project directory"
+    ))]
+    Spawn {
+        command: String,
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("lost track of `{command}` while waiting for it: {source}")]
+    #[diagnostic(help("this is an operating-system error; retry the command"))]
+    Wait {
+        command: String,
+        source: std::io::Error,
+    },
+}
+
+/// Runs `script` with `sh -c` in `dir`, killing its whole process group after `timeout`.
+pub fn run_shell(script: &str, dir: &Path, timeout: Duration) -> Result<Output, ProcessError> {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c").arg(script);
+    run(cmd, script, dir, timeout)
+}
+
+/// Runs `program args..` (no shell) in `dir` with the same timeout rules as [`run_shell`].
+pub fn run_program(
+    program: &str,
+    args: &[&str],
+    dir: &Path,
+    timeout: Duration,
+) -> Result<Output, ProcessError> {
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    let label = std::iter::once(program)
+        .chain(args.iter().copied())
+        .collect::<Vec<_>>()
+        .join(" ");
+    run(cmd, &label, dir, timeout)
+}
+
+fn run(
+    mut cmd: Command,
+    label: &str,
+    dir: &Path,
+    timeout: Duration,
+) -> Result<Output, ProcessError> {
+    cmd.current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Own process group: killpg reaches grandchildren too.
+        .process_group(0);
+    let start = Instant::now();
+    let mut child = spawn_retrying_busy(&mut cmd).map_err(|source| ProcessError::Spawn {
+        command: label.to_string(),
+        dir: dir.to_path_buf(),
+        source,
+    })?;
+    let pgid = child.id() as libc::pid_t;
+    let stdout = reader(child.stdout.take());
+    let stderr = reader(child.stderr.take());
+
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() >= timeout => {
+                timed_out = true;
+                kill_group(pgid);
+                match child.wait() {
+                    Ok(status) => break status,
+                    Err(source) => {
+                        return Err(ProcessError::Wait {
+                            command: label.to_string(),
+                            source,
+                        });
+                    }
+                }
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(source) => {
+                kill_group(pgid);
+                return Err(ProcessError::Wait {
+                    command: label.to_string(),
+                    source,
+                });
+            }
+        }
+    };
+
+    // A descendant outside the group (setsid) may still hold the pipes open: the wait
+    // for them is bounded by the same deadline, and running past it is a timeout.
+    let deadline = start + timeout;
+    let mut collect = |rx: mpsc::Receiver<String>| {
+        let left = if timed_out {
+            PIPE_GRACE
+        } else {
+            // A little slack so output already written at the deadline is not lost.
+            deadline
+                .saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(50))
+        };
+        match rx.recv_timeout(left) {
+            Ok(text) => text,
+            Err(_) => {
+                kill_group(pgid);
+                timed_out = true;
+                String::new()
+            }
+        }
+    };
+    let stdout = collect(stdout);
+    let stderr = collect(stderr);
+    Ok(Output {
+        status,
+        code: status.code(),
+        stdout,
+        stderr,
+        timed_out,
+        elapsed: start.elapsed(),
+    })
+}
+
+/// How a bounded run ended (the stdout-only view of [`run_program`]).
+#[derive(Debug)]
+pub enum Bounded {
+    /// The program exited in time.
+    Exited {
+        /// Its exit status.
+        status: ExitStatus,
+        /// Everything it wrote to stdout.
+        stdout: String,
+    },
+    /// The deadline passed; the process group was killed.
+    TimedOut,
+}
+
+/// Runs `program args...` in `cwd` with stdin closed, waiting at most `timeout`.
+/// A program that cannot be started (missing from PATH) is an error.
+pub fn run_bounded(
+    program: &str,
+    args: &[&str],
+    cwd: &Path,
+    timeout: Duration,
+) -> std::io::Result<Bounded> {
+    match run_program(program, args, cwd, timeout) {
+        Ok(out) if out.timed_out => Ok(Bounded::TimedOut),
+        Ok(out) => Ok(Bounded::Exited {
+            status: out.status,
+            stdout: out.stdout,
+        }),
+        Err(ProcessError::Spawn { source, .. } | ProcessError::Wait { source, .. }) => Err(source),
+    }
+}
+
+/// Spawns `cmd`, retrying briefly on ETXTBSY: a script written a moment ago can be
+/// "busy" while another thread's fork still holds its write handle.
+fn spawn_retrying_busy(cmd: &mut Command) -> std::io::Result<std::process::Child> {
+    let mut attempts = 0;
+    loop {
+        match cmd.spawn() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && attempts < 20 => {
+                attempts += 1;
+                std::thread::sleep(Duration::from_millis(25));
+            }
+            other => return other,
+        }
+    }
+}
+
+fn reader<R: Read + Send + 'static>(stream: Option<R>) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(mut s) = stream {
+            let mut chunk = [0u8; 8192];
+            while let Ok(n) = s.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                if buf.len() < MAX_CAPTURE {
+                    buf.extend_from_slice(&chunk[..n]);
+                }
+            }
+        }
+        let _ = tx.send(String::from_utf8_lossy(&buf).into_owned());
+    });
+    rx
+}
+
+fn kill_group(pgid: libc::pid_t) {
+    // SAFETY: killpg only sends a signal; a stale or missing group yields ESRCH, ignored.
+    unsafe {
+        libc::killpg(pgid, libc::SIGKILL);
+    }
+}
+
+/// Finds an executable named `name` on `PATH`.
+pub fn which(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| {
+            p.metadata()
+                .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                .unwrap_or(false)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn captures_output_and_exit_code() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run_shell(
+            "echo hi; echo err >&2; exit 3",
+            dir.path(),
+            Duration::from_secs(10),
+        )
+        .unwrap();
+        assert_eq!(out.code, Some(3));
+        assert_eq!(out.stdout.trim(), "hi");
+        assert_eq!(out.stderr.trim(), "err");
+        assert!(!out.timed_out);
+    }
+
+    #[test]
+    fn timeout_kills_the_whole_process_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("survivor");
+        // The grandchild would write the marker after 2 s if it survived the kill.
+        let script = format!("(sleep 2; touch {}) & sleep 30", marker.display());
+        let out = run_shell(&script, dir.path(), Duration::from_millis(300)).unwrap();
+        assert!(out.timed_out);
+        assert!(
+            out.elapsed < Duration::from_secs(5),
+            "took {:?}",
+            out.elapsed
+        );
+        std::thread::sleep(Duration::from_millis(2500));
+        assert!(!marker.exists(), "grandchild survived the timeout");
+    }
+
+    #[test]
+    fn bounded_run_reports_stdout_or_timeout() {
+        match run_bounded(
+            "sh",
+            &["-c", "echo hi"],
+            Path::new("."),
+            Duration::from_secs(5),
+        )
+        .unwrap()
+        {
+            Bounded::Exited { status, stdout } => {
+                assert!(status.success());
+                assert_eq!(stdout, "hi\n");
+            }
+            Bounded::TimedOut => panic!("timed out"),
+        }
+        let r = run_bounded(
+            "sh",
+            &["-c", "sleep 30"],
+            Path::new("."),
+            Duration::from_millis(300),
+        )
+        .unwrap();
+        assert!(matches!(r, Bounded::TimedOut));
+        assert!(
+            run_bounded(
+                "definitely-not-a-program-xyz",
+                &[],
+                Path::new("."),
+                Duration::from_secs(1)
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn a_background_child_holding_the_pipe_cannot_outlast_the_deadline() {
+        let start = Instant::now();
+        // setsid puts the sleeper outside our process group, so only the deadline
+        // on reading stdout can stop the wait.
+        let r = run_bounded(
+            "sh",
+            &["-c", "setsid sleep 5 & echo early"],
+            Path::new("."),
+            Duration::from_millis(500),
+        )
+        .unwrap();
+        assert!(matches!(r, Bounded::TimedOut), "{r:?}");
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "took {:?}",
+            start.elapsed()
+        );
+    }
+
+    #[test]
+    fn missing_program_is_a_spawn_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = run_program(
+            "definitely-not-a-program-xyz",
+            &[],
+            dir.path(),
+            Duration::from_secs(1),
+        )
+        .unwrap_err();
+        assert!(matches!(err, ProcessError::Spawn { .. }));
+    }
+}

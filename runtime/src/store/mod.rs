@@ -1,0 +1,481 @@
+//! The experiment store (spec §7.2, §8.7): `begin` allocates an experiment and writes
+//! its hypothesis, `finalize` records its verdict; both hold `.factory/.store.lock`
+//! for everything they change, so parallel hypotheses never share an id or tear a
+//! `results.tsv` row.
+//!
+//! ```no_run
+//! use factory_runtime::store::{ExperimentStore, Outcome, Verdict};
+//! let store = ExperimentStore::open("/path/to/project");
+//! let begun = store.begin("Cache parsed ASTs between runs")?;
+//! let record = store.finalize(begun.id, Outcome::new(Verdict::Keep).scores(0.61, 0.64))?;
+//! assert_eq!(record.delta, Some(0.03));
+//! # Ok::<(), factory_runtime::store::StoreError>(())
+//! ```
+
+mod record;
+pub mod tsv;
+
+pub use record::{ExperimentRecord, Outcome, Verdict, round6};
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::events::{self, Event, EventsError, kinds};
+use crate::fsutil::{self, FileLock, atomic_write};
+use crate::layout::{FactoryPaths, LayoutError, ensure_factory_dir};
+use crate::registry;
+
+/// The result of [`ExperimentStore::begin`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Begun {
+    /// The experiment's id.
+    pub id: u32,
+    /// True when an unfinalized experiment with the same hypothesis already existed
+    /// and its id was returned instead of allocating a new one.
+    pub resumed: bool,
+}
+
+/// A begun experiment that has no verdict yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingExperiment {
+    /// The experiment's id.
+    pub id: u32,
+    /// Its hypothesis (from `hypothesis.md`).
+    pub hypothesis: String,
+}
+
+/// Everything recorded about past experiments.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct History {
+    /// Finalized experiments, ascending by id.
+    pub records: Vec<ExperimentRecord>,
+    /// Begun but not finalized, ascending by id.
+    pub pending: Vec<PendingExperiment>,
+    /// Problems met while reading (bad `results.tsv` lines, unreadable verdict files).
+    /// Reading never fails on these; they are reported so a caller can warn.
+    pub warnings: Vec<String>,
+}
+
+impl History {
+    /// Finalized experiments with the given verdict (e.g. reverts, for anti-pattern
+    /// checks), ascending by id.
+    pub fn with_verdict(&self, verdict: Verdict) -> impl Iterator<Item = &ExperimentRecord> {
+        self.records.iter().filter(move |r| r.verdict == verdict)
+    }
+}
+
+/// One project's experiment store.
+#[derive(Debug, Clone)]
+pub struct ExperimentStore {
+    paths: FactoryPaths,
+    registry_home: Option<PathBuf>,
+}
+
+impl ExperimentStore {
+    /// The store of the project at `project`, using the user registry under
+    /// `$FACTORY_HOME` (else `~/.factory`).
+    pub fn open(project: impl Into<PathBuf>) -> Self {
+        Self {
+            paths: FactoryPaths::new(project),
+            registry_home: registry::user_home(),
+        }
+    }
+
+    /// Same as [`open`](Self::open) with an explicit registry directory (`None`
+    /// disables registry updates). Tests use this to stay out of the real home.
+    pub fn with_registry(project: impl Into<PathBuf>, registry_home: Option<PathBuf>) -> Self {
+        Self {
+            paths: FactoryPaths::new(project),
+            registry_home,
+        }
+    }
+
+    /// The project's `.factory/` layout.
+    pub fn paths(&self) -> &FactoryPaths {
+        &self.paths
+    }
+
+    /// Starts an experiment: writes `experiments/NNN/hypothesis.md`, logs an
+    /// `experiment.begin` event carrying `exp_id`, and registers the project.
+    ///
+    /// Idempotent: if an experiment with exactly this hypothesis (whitespace-trimmed)
+    /// was begun and never finalized — an interrupted run being retried — its id is
+    /// returned and nothing new is allocated. Otherwise the id is one more than the
+    /// highest id ever seen in `experiments/`, `results.tsv` or the begin events, so
+    /// an id is never reused even after `git clean` removed a directory.
+    pub fn begin(&self, hypothesis: &str) -> Result<Begun, StoreError> {
+        let hypothesis = hypothesis.trim();
+        if hypothesis.is_empty() {
+            return Err(StoreError::EmptyHypothesis);
+        }
+        ensure_factory_dir(self.paths.project())?;
+        // The event is written while the lock is held, so every allocated id is on
+        // disk (directory and event) before another process scans for the next one.
+        let begun = {
+            let _lock = self.lock()?;
+            let scan = self.scan()?;
+            let begun = if let Some(p) = scan.pending.iter().find(|p| p.hypothesis == hypothesis) {
+                Begun {
+                    id: p.id,
+                    resumed: true,
+                }
+            } else {
+                let id = scan.max_id + 1;
+                let dir = self.paths.experiment_dir(id);
+                fs::create_dir_all(&dir).map_err(io_at(&dir))?;
+                let file = dir.join("hypothesis.md");
+                atomic_write(&file, format!("{hypothesis}\n").as_bytes()).map_err(io_at(&file))?;
+                Begun { id, resumed: false }
+            };
+            events::append(
+                &self.paths,
+                &Event::new(kinds::EXPERIMENT_BEGIN)
+                    .with("exp_id", begun.id)
+                    .with("hypothesis", hypothesis)
+                    .with("resumed", begun.resumed),
+            )?;
+            begun
+        };
+        if let Some(home) = &self.registry_home
+            && let Err(err) = registry::register_project(home, self.paths.project())
+        {
+            tracing::warn!(%err, "could not register the project (continuing)");
+        }
+        Ok(begun)
+    }
+
+    /// Records how experiment `id` ended: writes `experiments/NNN/verdict.json`
+    /// (recreating the directory if something removed it), appends one row to
+    /// `results.tsv`, logs `experiment.finalize`, and updates the user registry
+    /// best-effort. The delta is `round(after - before, 6)` unless given.
+    ///
+    /// Errors: `id` was never begun; it already has a `results.tsv` row; or the
+    /// verdict is `superseded` but no later experiment exists to supersede it.
+    pub fn finalize(&self, id: u32, outcome: Outcome) -> Result<ExperimentRecord, StoreError> {
+        for (name, value) in [
+            ("score_before", outcome.score_before),
+            ("score_after", outcome.score_after),
+            ("delta", outcome.delta),
+            ("cost_usd", outcome.cost_usd),
+        ] {
+            if let Some(v) = value
+                && !v.is_finite()
+            {
+                return Err(StoreError::NotFinite {
+                    field: name,
+                    value: v,
+                });
+            }
+        }
+        ensure_factory_dir(self.paths.project())?;
+        let record = {
+            let _lock = self.lock()?;
+            let scan = self.scan()?;
+            if let Some(done) = scan.finalized.get(&id) {
+                return Err(StoreError::AlreadyFinalized { id, verdict: *done });
+            }
+            if !scan.known.contains(&id) {
+                return Err(StoreError::UnknownExperiment { id });
+            }
+            if outcome.verdict == Verdict::Superseded && scan.max_id <= id {
+                return Err(StoreError::SupersededWithoutSuccessor { id });
+            }
+            let dir = self.paths.experiment_dir(id);
+            fs::create_dir_all(&dir).map_err(io_at(&dir))?;
+            let hypothesis = self.hypothesis_of(id, &scan.begin_hypotheses);
+            let record = ExperimentRecord {
+                id,
+                timestamp: events::now_iso8601(),
+                hypothesis,
+                change_summary: outcome.change_summary.clone(),
+                issue_number: outcome.issue_number,
+                pr_number: outcome.pr_number,
+                score_before: outcome.score_before,
+                score_after: outcome.score_after,
+                delta: outcome.effective_delta(),
+                verdict: outcome.verdict,
+                cost_usd: outcome.cost_usd,
+                notes: outcome.notes.clone(),
+                research_citations: outcome.research_citations.clone(),
+            };
+            let verdict_file = dir.join("verdict.json");
+            let mut json = serde_json::to_string_pretty(&record)
+                .map_err(|e| io_at(&verdict_file)(io::Error::other(e)))?;
+            json.push('\n');
+            atomic_write(&verdict_file, json.as_bytes()).map_err(io_at(&verdict_file))?;
+            let tsv_path = self.paths.results_tsv();
+            let mut row = match last_byte(&tsv_path).map_err(io_at(&tsv_path))? {
+                None => tsv::header(),
+                // A row torn by a crash must not swallow the new one.
+                Some(b) if b != b'\n' => "\n".to_owned(),
+                Some(_) => String::new(),
+            };
+            row.push_str(&tsv::encode(&record));
+            fsutil::append(&tsv_path, row.as_bytes()).map_err(io_at(&tsv_path))?;
+            events::append(
+                &self.paths,
+                &Event::new(kinds::EXPERIMENT_FINALIZE)
+                    .with("exp_id", id)
+                    .with("verdict", record.verdict.as_str())
+                    .with("delta", record.delta),
+            )?;
+            record
+        };
+        if let Some(home) = &self.registry_home
+            && let Err(err) =
+                registry::update_project_stats(home, self.paths.project(), record.score_after)
+        {
+            tracing::warn!(%err, "could not update registry stats (continuing)");
+        }
+        Ok(record)
+    }
+
+    /// Every experiment on record: finalized ones from `results.tsv` (plus any whose
+    /// `verdict.json` exists without a row, e.g. after a crash between the two
+    /// writes) and begun-but-unfinalized ones. Corrupt lines become warnings.
+    pub fn history(&self) -> Result<History, StoreError> {
+        if !self.paths.project().is_dir() {
+            return Err(LayoutError::NoProject(self.paths.project().to_path_buf()).into());
+        }
+        let scan = self.scan()?;
+        let mut records: BTreeMap<u32, ExperimentRecord> =
+            scan.rows.into_iter().map(|r| (r.id, r)).collect();
+        let mut warnings = scan.warnings;
+        for id in scan.verdict_files {
+            if records.contains_key(&id) {
+                continue;
+            }
+            let file = self.paths.experiment_dir(id).join("verdict.json");
+            match fs::read_to_string(&file)
+                .map_err(|e| e.to_string())
+                .and_then(|t| {
+                    serde_json::from_str::<ExperimentRecord>(&t).map_err(|e| e.to_string())
+                }) {
+                Ok(r) => {
+                    records.insert(id, r);
+                }
+                Err(e) => warnings.push(format!("{}: {e}", file.display())),
+            }
+        }
+        Ok(History {
+            records: records.into_values().collect(),
+            pending: scan.pending,
+            warnings,
+        })
+    }
+
+    fn lock(&self) -> Result<FileLock, StoreError> {
+        let path = self.paths.store_lock();
+        FileLock::acquire(&path).map_err(io_at(&path))
+    }
+
+    fn hypothesis_of(&self, id: u32, from_events: &BTreeMap<u32, String>) -> String {
+        let file = self.paths.experiment_dir(id).join("hypothesis.md");
+        match fs::read_to_string(&file) {
+            Ok(text) => text.trim().to_owned(),
+            Err(_) => from_events.get(&id).cloned().unwrap_or_default(),
+        }
+    }
+
+    /// Reads everything that bears on ids: directories, rows, verdict files, begin
+    /// events. Callers that mutate hold the store lock around it.
+    fn scan(&self) -> Result<Scan, StoreError> {
+        let mut scan = Scan::default();
+        let tsv_path = self.paths.results_tsv();
+        match fs::read_to_string(&tsv_path) {
+            Ok(text) => {
+                let decoded = tsv::decode(&text);
+                for line in decoded.bad_lines {
+                    scan.warnings.push(format!(
+                        "{}:{line}: unreadable row skipped",
+                        tsv_path.display()
+                    ));
+                }
+                scan.rows = decoded.records;
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_at(&tsv_path)(e)),
+        }
+        for r in &scan.rows {
+            scan.finalized.insert(r.id, r.verdict);
+            scan.known.insert(r.id);
+        }
+        for e in events::read_kind(&self.paths, kinds::EXPERIMENT_BEGIN)? {
+            if let Some(id) = e
+                .get("exp_id")
+                .and_then(|v| v.as_u64())
+                .and_then(|v| u32::try_from(v).ok())
+            {
+                scan.known.insert(id);
+                let h = e
+                    .get("hypothesis")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default();
+                scan.begin_hypotheses.insert(id, h.to_owned());
+            }
+        }
+        let exp_dir = self.paths.experiments_dir();
+        let entries = match fs::read_dir(&exp_dir) {
+            Ok(entries) => entries.filter_map(Result::ok).collect::<Vec<_>>(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(io_at(&exp_dir)(e)),
+        };
+        let mut dirs: Vec<u32> = entries
+            .iter()
+            .filter(|e| e.path().is_dir())
+            .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok()))
+            .collect();
+        dirs.sort_unstable();
+        for id in dirs {
+            scan.known.insert(id);
+            let dir = self.paths.experiment_dir(id);
+            if dir.join("verdict.json").is_file() {
+                scan.verdict_files.push(id);
+                continue;
+            }
+            if scan.finalized.contains_key(&id) {
+                continue;
+            }
+            if let Ok(text) = fs::read_to_string(dir.join("hypothesis.md")) {
+                scan.pending.push(PendingExperiment {
+                    id,
+                    hypothesis: text.trim().to_owned(),
+                });
+            }
+        }
+        scan.max_id = scan.known.iter().next_back().copied().unwrap_or(0);
+        Ok(scan)
+    }
+}
+
+/// Every experiment on record for the project at `project` (see
+/// [`ExperimentStore::history`]); e.g. `load_history(root)?.with_verdict(Verdict::Revert)`
+/// for anti-pattern checks. Does not touch the user registry.
+pub fn load_history(project: &Path) -> Result<History, StoreError> {
+    ExperimentStore::with_registry(project, None).history()
+}
+
+#[derive(Default)]
+struct Scan {
+    rows: Vec<ExperimentRecord>,
+    finalized: BTreeMap<u32, Verdict>,
+    known: BTreeSet<u32>,
+    begin_hypotheses: BTreeMap<u32, String>,
+    verdict_files: Vec<u32>,
+    pending: Vec<PendingExperiment>,
+    max_id: u32,
+    warnings: Vec<String>,
+}
+
+/// The file's last byte, `None` when it is missing or empty.
+fn last_byte(path: &Path) -> io::Result<Option<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = match fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if file.metadata()?.len() == 0 {
+        return Ok(None);
+    }
+    file.seek(SeekFrom::End(-1))?;
+    let mut b = [0u8; 1];
+    file.read_exact(&mut b)?;
+    Ok(Some(b[0]))
+}
+
+fn io_at(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
+    move |source| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum StoreError {
+    /// `begin` was given nothing to test.
+    #[error("the hypothesis is empty")]
+    #[diagnostic(
+        code(factory::store::empty_hypothesis),
+        help(
+            "say what the experiment will change and why, e.g. --hypothesis \"Cache parsed ASTs\""
+        )
+    )]
+    EmptyHypothesis,
+    /// `finalize` named an id that no `begin` produced.
+    #[error("experiment {id} was never begun in this project")]
+    #[diagnostic(
+        code(factory::store::unknown_experiment),
+        help(
+            "run `factory begin --hypothesis TEXT` first and finalize the id it prints; `factory history` lists existing ids"
+        )
+    )]
+    UnknownExperiment {
+        /// The id given.
+        id: u32,
+    },
+    /// `finalize` was called twice for one experiment.
+    #[error("experiment {id} is already finalized with verdict `{verdict}`")]
+    #[diagnostic(
+        code(factory::store::already_finalized),
+        help("a verdict is recorded once; begin a new experiment to try again")
+    )]
+    AlreadyFinalized {
+        /// The id given.
+        id: u32,
+        /// The verdict already on record.
+        verdict: Verdict,
+    },
+    /// `superseded` used where no later experiment exists.
+    #[error("experiment {id} cannot be superseded: no later experiment exists")]
+    #[diagnostic(
+        code(factory::store::superseded_without_successor),
+        help(
+            "`superseded` means a later experiment took over this hypothesis; use `revert` for a change that did not work"
+        )
+    )]
+    SupersededWithoutSuccessor {
+        /// The id given.
+        id: u32,
+    },
+    /// A score, delta or cost that is NaN or infinite.
+    #[error("{field} is {value}, not a finite number")]
+    #[diagnostic(
+        code(factory::store::not_finite),
+        help(
+            "pass real numbers for scores, e.g. --score-after 0.64; leave a score out if it was not measured"
+        )
+    )]
+    NotFinite {
+        /// The field.
+        field: &'static str,
+        /// The value given.
+        value: f64,
+    },
+    /// `.factory/` could not be prepared.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Layout(#[from] LayoutError),
+    /// The event log could not be read or appended to.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Events(#[from] EventsError),
+    /// The file system refused an operation.
+    #[error("cannot access {path}: {source}")]
+    #[diagnostic(
+        code(factory::store::io),
+        help("check that the project's .factory/ directory exists and is writable")
+    )]
+    Io {
+        /// The file or directory involved.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+}
+
+#[cfg(test)]
+mod tests;

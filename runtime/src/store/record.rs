@@ -1,0 +1,210 @@
+//! The experiment record (spec §6.5): one row of `results.tsv` and the content of
+//! `experiments/NNN/verdict.json`.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// How an experiment ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// The change measurably helped and passed every guard: it stays.
+    Keep,
+    /// The score regressed or a guard/precheck failed: the change is undone.
+    Revert,
+    /// The agent or the eval crashed; nothing was measured.
+    Error,
+    /// A later experiment took over this one's hypothesis. Never a stand-in for revert.
+    Superseded,
+}
+
+impl Verdict {
+    /// Every verdict, in the order they are documented.
+    pub const ALL: [Verdict; 4] = [Self::Keep, Self::Revert, Self::Error, Self::Superseded];
+
+    /// The lowercase name used in files and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Keep => "keep",
+            Self::Revert => "revert",
+            Self::Error => "error",
+            Self::Superseded => "superseded",
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Verdict {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|v| v.as_str() == s)
+            .ok_or_else(|| {
+                format!("unknown verdict `{s}`; expected one of keep, revert, error, superseded")
+            })
+    }
+}
+
+/// One finished experiment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentRecord {
+    /// The experiment number (directory `experiments/NNN`).
+    pub id: u32,
+    /// When it was finalized (ISO-8601, UTC).
+    pub timestamp: String,
+    /// The hypothesis given to `begin`.
+    pub hypothesis: String,
+    /// What the change did, in a sentence.
+    #[serde(default)]
+    pub change_summary: String,
+    /// The backlog issue it worked on, if any.
+    #[serde(default)]
+    pub issue_number: Option<u64>,
+    /// The pull request that carried the change, if any.
+    #[serde(default)]
+    pub pr_number: Option<u64>,
+    /// Composite score before the change.
+    #[serde(default)]
+    pub score_before: Option<f64>,
+    /// Composite score after the change.
+    #[serde(default)]
+    pub score_after: Option<f64>,
+    /// `round(score_after - score_before, 6)` unless given explicitly.
+    #[serde(default)]
+    pub delta: Option<f64>,
+    /// How it ended.
+    pub verdict: Verdict,
+    /// Agent spend in US dollars, if known.
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
+    /// Free-form notes.
+    #[serde(default)]
+    pub notes: String,
+    /// Sources a research-mode hypothesis cited.
+    #[serde(default)]
+    pub research_citations: Vec<String>,
+}
+
+/// What the caller of `finalize` knows about an experiment's end. Everything but the
+/// verdict is optional.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// How it ended.
+    pub verdict: Verdict,
+    /// Composite score before the change.
+    pub score_before: Option<f64>,
+    /// Composite score after the change.
+    pub score_after: Option<f64>,
+    /// An explicit delta; when `None` it is derived from the two scores.
+    pub delta: Option<f64>,
+    /// What the change did.
+    pub change_summary: String,
+    /// The backlog issue, if any.
+    pub issue_number: Option<u64>,
+    /// The pull request, if any.
+    pub pr_number: Option<u64>,
+    /// Agent spend in US dollars.
+    pub cost_usd: Option<f64>,
+    /// Free-form notes.
+    pub notes: String,
+    /// Research sources.
+    pub research_citations: Vec<String>,
+}
+
+impl Outcome {
+    /// An outcome with only a verdict.
+    pub fn new(verdict: Verdict) -> Self {
+        Self {
+            verdict,
+            score_before: None,
+            score_after: None,
+            delta: None,
+            change_summary: String::new(),
+            issue_number: None,
+            pr_number: None,
+            cost_usd: None,
+            notes: String::new(),
+            research_citations: Vec::new(),
+        }
+    }
+
+    /// Sets both scores.
+    pub fn scores(mut self, before: f64, after: f64) -> Self {
+        self.score_before = Some(before);
+        self.score_after = Some(after);
+        self
+    }
+
+    /// Sets the notes.
+    pub fn notes(mut self, notes: impl Into<String>) -> Self {
+        self.notes = notes.into();
+        self
+    }
+
+    /// The delta to record: the explicit one, else `round(after - before, 6)` when
+    /// both scores are known.
+    pub fn effective_delta(&self) -> Option<f64> {
+        self.delta.or(match (self.score_before, self.score_after) {
+            (Some(b), Some(a)) => Some(round6(a - b)),
+            _ => None,
+        })
+    }
+}
+
+/// Rounds to six decimal places, so `0.3 - 0.1` records as `0.2`, not
+/// `0.19999999999999998`.
+pub fn round6(x: f64) -> f64 {
+    let r = (x * 1e6).round() / 1e6;
+    // Avoid recording "-0" for tiny negative differences.
+    if r == 0.0 { 0.0 } else { r }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delta_is_rounded_to_six_places() {
+        assert_eq!(
+            Outcome::new(Verdict::Keep)
+                .scores(0.1, 0.3)
+                .effective_delta(),
+            Some(0.2)
+        );
+        assert_eq!(
+            Outcome::new(Verdict::Keep)
+                .scores(0.5, 0.123_456_789)
+                .effective_delta(),
+            Some(-0.376543)
+        );
+        assert_eq!(
+            Outcome::new(Verdict::Keep)
+                .scores(0.7, 0.700_000_000_1)
+                .effective_delta(),
+            Some(0.0)
+        );
+        assert!(round6(-1e-9).is_sign_positive());
+        assert_eq!(Outcome::new(Verdict::Error).effective_delta(), None);
+        let mut explicit = Outcome::new(Verdict::Keep).scores(0.0, 1.0);
+        explicit.delta = Some(0.25);
+        assert_eq!(explicit.effective_delta(), Some(0.25));
+    }
+
+    #[test]
+    fn verdict_round_trips_and_rejects_unknown_names() {
+        for v in Verdict::ALL {
+            assert_eq!(v.as_str().parse::<Verdict>(), Ok(v));
+        }
+        let err = "kept".parse::<Verdict>().unwrap_err();
+        assert!(err.contains("superseded"), "{err}");
+    }
+}

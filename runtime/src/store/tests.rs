@@ -1,0 +1,217 @@
+use super::*;
+
+fn store(tmp: &Path, home: &Path) -> ExperimentStore {
+    ExperimentStore::with_registry(tmp, Some(home.to_path_buf()))
+}
+
+#[test]
+fn begin_allocates_sequential_ids_and_logs_an_event() {
+    let (proj, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = store(proj.path(), home.path());
+    assert_eq!(
+        s.begin("first").unwrap(),
+        Begun {
+            id: 1,
+            resumed: false
+        }
+    );
+    assert_eq!(s.begin("second").unwrap().id, 2);
+    let hyp = fs::read_to_string(s.paths().experiment_dir(2).join("hypothesis.md")).unwrap();
+    assert_eq!(hyp, "second\n");
+    let log = events::read(s.paths()).unwrap();
+    let ids: Vec<_> = log
+        .of_kind(kinds::EXPERIMENT_BEGIN)
+        .map(|e| e.get("exp_id").unwrap().as_u64().unwrap())
+        .collect();
+    assert_eq!(ids, vec![1, 2]);
+    let reg = registry::load(home.path()).unwrap();
+    assert_eq!(reg.projects.len(), 1, "begin registers the project once");
+}
+
+#[test]
+fn begin_is_idempotent_for_an_unfinalized_hypothesis() {
+    let (proj, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = store(proj.path(), home.path());
+    let first = s.begin("Cache ASTs").unwrap();
+    let again = s.begin("  Cache ASTs\n").unwrap();
+    assert_eq!(
+        again,
+        Begun {
+            id: first.id,
+            resumed: true
+        }
+    );
+    // Once finalized, the same words start a fresh experiment.
+    s.finalize(first.id, Outcome::new(Verdict::Revert)).unwrap();
+    assert_eq!(
+        s.begin("Cache ASTs").unwrap(),
+        Begun {
+            id: 2,
+            resumed: false
+        }
+    );
+}
+
+#[test]
+fn ids_are_never_reused_after_a_directory_is_removed() {
+    let (proj, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = store(proj.path(), home.path());
+    s.begin("a").unwrap();
+    s.begin("b").unwrap();
+    fs::remove_dir_all(s.paths().experiment_dir(2)).unwrap();
+    assert_eq!(s.begin("c").unwrap().id, 3);
+}
+
+#[test]
+fn finalize_writes_verdict_row_and_rounded_delta() {
+    let (proj, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = store(proj.path(), home.path());
+    let id = s.begin("h\twith tab").unwrap().id;
+    let rec = s
+        .finalize(
+            id,
+            Outcome::new(Verdict::Keep).scores(0.1, 0.3).notes("fine"),
+        )
+        .unwrap();
+    assert_eq!(rec.delta, Some(0.2));
+    assert_eq!(rec.hypothesis, "h\twith tab");
+    let on_disk: ExperimentRecord = serde_json::from_str(
+        &fs::read_to_string(s.paths().experiment_dir(id).join("verdict.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(on_disk, rec);
+    let tsv_text = fs::read_to_string(s.paths().results_tsv()).unwrap();
+    assert_eq!(tsv_text.lines().count(), 2, "header + one row");
+    assert_eq!(tsv::decode(&tsv_text).records, vec![rec]);
+    let reg = registry::load(home.path()).unwrap();
+    assert_eq!(reg.projects[0].experiment_count, 1);
+    assert_eq!(reg.projects[0].latest_score, Some(0.3));
+}
+
+#[test]
+fn finalize_recreates_a_removed_experiment_dir() {
+    let (proj, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = store(proj.path(), home.path());
+    let id = s.begin("survives git clean").unwrap().id;
+    fs::remove_dir_all(s.paths().experiment_dir(id)).unwrap();
+    let rec = s.finalize(id, Outcome::new(Verdict::Error)).unwrap();
+    assert!(s.paths().experiment_dir(id).join("verdict.json").is_file());
+    // The hypothesis is recovered from the begin event.
+    assert_eq!(rec.hypothesis, "survives git clean");
+}
+
+#[test]
+fn finalize_rejects_unknown_double_and_baseless_superseded() {
+    let (proj, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = store(proj.path(), home.path());
+    assert!(matches!(
+        s.finalize(9, Outcome::new(Verdict::Keep)),
+        Err(StoreError::UnknownExperiment { id: 9 })
+    ));
+    let a = s.begin("a").unwrap().id;
+    assert!(matches!(
+        s.finalize(a, Outcome::new(Verdict::Superseded)),
+        Err(StoreError::SupersededWithoutSuccessor { .. })
+    ));
+    s.begin("b").unwrap();
+    s.finalize(a, Outcome::new(Verdict::Superseded)).unwrap();
+    assert!(matches!(
+        s.finalize(a, Outcome::new(Verdict::Keep)),
+        Err(StoreError::AlreadyFinalized {
+            verdict: Verdict::Superseded,
+            ..
+        })
+    ));
+    let rows = tsv::decode(&fs::read_to_string(s.paths().results_tsv()).unwrap()).records;
+    assert_eq!(rows.len(), 1, "failed finalizes append nothing");
+}
+
+#[test]
+fn history_lists_finalized_and_pending_with_verdicts() {
+    let (proj, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = store(proj.path(), home.path());
+    for (h, v) in [
+        ("x", Verdict::Keep),
+        ("y", Verdict::Revert),
+        ("z", Verdict::Revert),
+    ] {
+        let id = s.begin(h).unwrap().id;
+        s.finalize(id, Outcome::new(v)).unwrap();
+    }
+    s.begin("open").unwrap();
+    let h = s.history().unwrap();
+    assert_eq!(h.records.len(), 3);
+    let reverted: Vec<_> = h
+        .with_verdict(Verdict::Revert)
+        .map(|r| r.hypothesis.as_str())
+        .collect();
+    assert_eq!(reverted, vec!["y", "z"]);
+    assert_eq!(
+        h.pending,
+        vec![PendingExperiment {
+            id: 4,
+            hypothesis: "open".into()
+        }]
+    );
+    assert!(h.warnings.is_empty());
+    assert_eq!(load_history(proj.path()).unwrap(), h);
+}
+
+#[test]
+fn history_survives_a_corrupt_row() {
+    let (proj, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = store(proj.path(), home.path());
+    let id = s.begin("x").unwrap().id;
+    s.finalize(id, Outcome::new(Verdict::Keep)).unwrap();
+    // A crash left half a row without its newline.
+    fsutil::append(&s.paths().results_tsv(), b"2\t2026-11-29T10:0").unwrap();
+    let h = s.history().unwrap();
+    assert_eq!(h.records.len(), 1);
+    assert_eq!(h.warnings.len(), 1);
+    // And the next experiment still gets a fresh id and a clean row.
+    let next = s.begin("y").unwrap().id;
+    s.finalize(next, Outcome::new(Verdict::Keep)).unwrap();
+    assert_eq!(s.history().unwrap().records.len(), 2);
+}
+
+#[test]
+fn concurrent_threads_get_distinct_ids() {
+    let (proj, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = store(proj.path(), home.path());
+    std::thread::scope(|scope| {
+        for t in 0..4 {
+            let s = &s;
+            scope.spawn(move || {
+                for i in 0..10 {
+                    let id = s.begin(&format!("t{t} i{i}")).unwrap().id;
+                    s.finalize(id, Outcome::new(Verdict::Keep)).unwrap();
+                }
+            });
+        }
+    });
+    let h = s.history().unwrap();
+    let ids: BTreeSet<u32> = h.records.iter().map(|r| r.id).collect();
+    assert_eq!(ids, (1..=40).collect());
+}
+
+#[test]
+fn non_finite_scores_are_rejected_before_anything_is_written() {
+    let (proj, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = store(proj.path(), home.path());
+    let id = s.begin("x").unwrap().id;
+    let err = s
+        .finalize(id, Outcome::new(Verdict::Keep).scores(0.1, f64::NAN))
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::NotFinite {
+                field: "score_after",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(!s.paths().results_tsv().exists());
+    assert!(!s.paths().experiment_dir(id).join("verdict.json").exists());
+}

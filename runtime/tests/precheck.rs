@@ -1,0 +1,281 @@
+//! Precheck fails for each single cause and passes when everything holds, on real git
+//! repositories with a real `.factory/` store and event log.
+
+mod common;
+
+use common::TestRepo;
+use factory_runtime::config::FactoryConfig;
+use factory_runtime::eval;
+use factory_runtime::events::{self, Event};
+use factory_runtime::layout::ensure_factory_dir;
+use factory_runtime::precheck::{PrecheckOptions, PrecheckReport, run_precheck};
+use factory_runtime::store::{ExperimentStore, Outcome, Verdict};
+use serde_json::json;
+
+/// A project with no known language, so the composite is exactly the one project
+/// dimension's score (`echo SCORE`) — fast and fully determined by the test.
+fn project() -> TestRepo {
+    let t = TestRepo::new(&[
+        ("src/lib.txt", "one\n"),
+        ("eval/README.md", "fixed\n"),
+        ("README.md", "# demo\n"),
+    ]);
+    t.branch("exp/1");
+    t.write("src/lib.txt", "one\ntwo\n");
+    t.commit_all("in-scope change");
+    ensure_factory_dir(t.path()).unwrap();
+    t
+}
+
+fn config(score: f64, threshold: f64) -> FactoryConfig {
+    serde_json::from_value(json!({
+        "goal": "test",
+        "scope": ["src/**", "tests/**"],
+        "guards": [],
+        "eval_command": "factory eval",
+        "eval_threshold": threshold,
+        "constraints": [],
+        "fixed_surfaces": ["eval/**", "src/frozen.txt"],
+        "project_eval": [{"name": "quality", "command": format!("echo {score}"), "parse": "json", "timeout": 10}],
+        "hard_constraints": [{"name": "lib exists", "check": "test -f src/lib.txt"}],
+        "test_timeout": 30
+    }))
+    .unwrap()
+}
+
+fn store(t: &TestRepo) -> ExperimentStore {
+    ExperimentStore::with_registry(t.root(), None)
+}
+
+fn qa_done(t: &TestRepo, exp: u32, role: &str) {
+    events::append_to(
+        t.path(),
+        &Event::new("agent.completed")
+            .with("role", role)
+            .with("exp_id", exp),
+    )
+    .unwrap();
+}
+
+fn run(t: &TestRepo, cfg: &FactoryConfig, opts: &PrecheckOptions) -> PrecheckReport {
+    run_precheck(t.path(), cfg, opts).unwrap()
+}
+
+fn only_failure(report: &PrecheckReport, name: &str, needle: &str) {
+    assert!(!report.passed, "{}", report.render());
+    assert_eq!(
+        report.failures,
+        vec![name.to_string()],
+        "{}",
+        report.render()
+    );
+    let check = report.checks.iter().find(|c| c.name == name).unwrap();
+    assert!(
+        check.details.iter().any(|d| d.contains(needle)),
+        "{needle:?} not in {:?}",
+        check.details
+    );
+}
+
+#[test]
+fn passes_when_everything_holds() {
+    let t = project();
+    let id = store(&t).begin("add a second line to lib").unwrap().id;
+    qa_done(&t, id, "health_checker");
+    let report = run(
+        &t,
+        &config(0.9, 0.5),
+        &PrecheckOptions {
+            exp_id: Some(id),
+            ..Default::default()
+        },
+    );
+    assert!(report.passed, "{}", report.render());
+    assert_eq!(report.score, Some(0.9));
+    let names: Vec<&str> = report.checks.iter().map(|c| c.name.as_str()).collect();
+    for expected in [
+        "threshold",
+        "score_direction",
+        "git_clean",
+        "experiment_branch",
+        "scope",
+        "fixed_surfaces",
+        "eval_immutable",
+        "tests_kept",
+        "no_secrets",
+        "anti_patterns",
+        "hard_constraints",
+        "qa_execution",
+    ] {
+        assert!(names.contains(&expected), "missing {expected}: {names:?}");
+    }
+}
+
+#[test]
+fn fails_below_threshold() {
+    let t = project();
+    only_failure(
+        &run(&t, &config(0.4, 0.5), &PrecheckOptions::default()),
+        "threshold",
+        "below the threshold",
+    );
+}
+
+#[test]
+fn fails_on_score_regression_against_the_kept_baseline() {
+    let t = project();
+    let baseline = eval::Baseline {
+        test_count: None,
+        coverage: None,
+        composite: Some(0.95),
+        recorded_at: "2026-01-01T00:00:00Z".into(),
+        source: "kept experiment 1".into(),
+    };
+    eval::save_baseline(t.path(), &baseline).unwrap();
+    only_failure(
+        &run(&t, &config(0.9, 0.5), &PrecheckOptions::default()),
+        "score_direction",
+        "regressed",
+    );
+}
+
+#[test]
+fn fails_on_out_of_scope_change() {
+    let t = project();
+    t.write("README.md", "# changed\n");
+    t.commit_all("out of scope");
+    only_failure(
+        &run(&t, &config(0.9, 0.5), &PrecheckOptions::default()),
+        "scope",
+        "README.md",
+    );
+}
+
+#[test]
+fn fails_on_fixed_surface_change() {
+    let t = project();
+    t.write("src/frozen.txt", "do not touch\n");
+    t.commit_all("touch frozen");
+    only_failure(
+        &run(&t, &config(0.9, 0.5), &PrecheckOptions::default()),
+        "fixed_surfaces",
+        "src/frozen.txt",
+    );
+}
+
+#[test]
+fn fails_on_anti_pattern() {
+    let t = project();
+    let s = store(&t);
+    let old = s
+        .begin("cache parsed config files between runs")
+        .unwrap()
+        .id;
+    s.finalize(old, Outcome::new(Verdict::Revert)).unwrap();
+    let id = s
+        .begin("cache the parsed config files between runs")
+        .unwrap()
+        .id;
+    qa_done(&t, id, "code_reviewer");
+    let report = run(
+        &t,
+        &config(0.9, 0.5),
+        &PrecheckOptions {
+            exp_id: Some(id),
+            ..Default::default()
+        },
+    );
+    only_failure(
+        &report,
+        "anti_patterns",
+        &format!("reverted experiment {old}"),
+    );
+
+    // The same history with a kept verdict is not an anti-pattern.
+    let t = project();
+    let s = store(&t);
+    let old = s
+        .begin("cache parsed config files between runs")
+        .unwrap()
+        .id;
+    s.finalize(old, Outcome::new(Verdict::Keep)).unwrap();
+    let report = run(
+        &t,
+        &config(0.9, 0.5),
+        &PrecheckOptions {
+            hypothesis: Some("cache the parsed config files between runs".into()),
+            ..Default::default()
+        },
+    );
+    assert!(report.passed, "{}", report.render());
+}
+
+#[test]
+fn fails_on_hard_constraint() {
+    let t = project();
+    let mut cfg = config(0.9, 0.5);
+    cfg.hard_constraints.push(
+        serde_json::from_value(json!({"name": "no TODO", "check": "echo found TODO >&2; exit 3"}))
+            .unwrap(),
+    );
+    only_failure(
+        &run(&t, &cfg, &PrecheckOptions::default()),
+        "hard_constraints",
+        "no TODO",
+    );
+}
+
+#[test]
+fn fails_closed_when_qa_did_not_run_after_begin() {
+    let t = project();
+    // QA that ran before this experiment began does not count.
+    qa_done(&t, 1, "health_checker");
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let id = store(&t).begin("add a second line to lib").unwrap().id;
+    assert_eq!(id, 1);
+    let opts = PrecheckOptions {
+        exp_id: Some(id),
+        ..Default::default()
+    };
+    only_failure(
+        &run(&t, &config(0.9, 0.5), &opts),
+        "qa_execution",
+        "Sacred Rule 9",
+    );
+
+    // A non-QA agent completing is not QA either; the legacy qa event is.
+    qa_done(&t, id, "builder");
+    assert!(!run(&t, &config(0.9, 0.5), &opts).passed);
+    events::append_to(t.path(), &Event::new("qa").with("exp_id", id)).unwrap();
+    assert!(run(&t, &config(0.9, 0.5), &opts).passed);
+}
+
+#[test]
+fn qa_check_passes_when_no_begin_event_exists() {
+    let t = project();
+    let report = run(
+        &t,
+        &config(0.9, 0.5),
+        &PrecheckOptions {
+            exp_id: Some(42),
+            ..Default::default()
+        },
+    );
+    assert!(report.passed, "{}", report.render());
+    let qa = report
+        .checks
+        .iter()
+        .find(|c| c.name == "qa_execution")
+        .unwrap();
+    assert!(qa.details[0].contains("nothing to verify"));
+}
+
+#[test]
+fn a_crashing_dimension_scores_zero_and_fails_the_threshold_not_the_run() {
+    let t = project();
+    let mut cfg = config(0.9, 0.5);
+    cfg.project_eval[0].command = "echo crashed >&2; exit 1".into();
+    let report = run(&t, &cfg, &PrecheckOptions::default());
+    only_failure(&report, "threshold", "below the threshold");
+    assert_eq!(report.score, Some(0.0));
+}

@@ -1,0 +1,111 @@
+//! `factory discover [PATH] [--approve]`: propose how the project is evaluated.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use factory_runtime::config;
+use factory_runtime::discovery::{self, EvalProfile, ProfileError};
+
+use super::{OK, USAGE, report};
+
+/// Introspect the project (language, framework, test/lint/type-check commands, CI) and
+/// write .factory/eval_profile.json for a person to review.
+#[derive(clap::Args)]
+#[command(after_help = "\
+A new profile is written with \"human_reviewed\": false, which keeps the project in
+the evals_pending_review state until someone reads it and runs `factory discover
+--approve`. factory.md's eval_spec bullets are classified: those naming a command
+become dimensions, the rest stay as advisory text. A previous, different profile is
+kept as .factory/eval_profile.json.previous.
+
+Examples:
+  factory discover
+  factory discover ../my-project --json
+  factory discover --approve        # after reviewing .factory/eval_profile.json")]
+pub struct Args {
+    /// Project directory.
+    #[arg(default_value = ".")]
+    path: PathBuf,
+    /// Mark the existing profile as human-reviewed (generates one first if there is none).
+    #[arg(long, visible_alias = "auto-approve")]
+    approve: bool,
+    /// Print the profile as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    if !args.path.is_dir() {
+        return report(
+            miette::miette!(
+                help = "pass the project's directory, e.g. `factory discover .`",
+                "{} is not a directory",
+                args.path.display()
+            ),
+            USAGE,
+        );
+    }
+    let result = if args.approve {
+        match discovery::approve_profile(&args.path) {
+            Err(ProfileError::Missing { .. }) => {
+                generate(&args.path).and_then(|_| discovery::approve_profile(&args.path))
+            }
+            other => other,
+        }
+    } else {
+        generate(&args.path)
+    };
+    let profile = match result {
+        Ok(p) => p,
+        Err(err) => return report(err, USAGE),
+    };
+    if args.json {
+        match serde_json::to_string_pretty(&profile) {
+            Ok(j) => println!("{j}"),
+            Err(e) => return report(miette::miette!("cannot encode the profile: {e}"), USAGE),
+        }
+    } else {
+        print_summary(&profile, &discovery::profile::profile_path(&args.path));
+    }
+    ExitCode::from(OK)
+}
+
+fn generate(path: &std::path::Path) -> Result<EvalProfile, ProfileError> {
+    // eval_spec bullets come from factory.md when the project has one; without it
+    // discovery still runs on introspection alone.
+    let spec = config::load(path).map(|c| c.eval_spec).unwrap_or_default();
+    discovery::discover(path, &spec).map(|(p, _)| p)
+}
+
+fn print_summary(p: &EvalProfile, path: &std::path::Path) {
+    let framework = p
+        .framework
+        .as_deref()
+        .map(|f| format!(", {f}"))
+        .unwrap_or_default();
+    println!(
+        "project: {}{framework} (confidence {:.0}%)",
+        p.project_type,
+        p.confidence * 100.0
+    );
+    for d in &p.dimensions {
+        println!("  {:<12} {}", d.name, d.command);
+    }
+    for u in &p.unavailable {
+        println!("  {:<12} - {}", u.name, u.reason);
+    }
+    for a in &p.advisory {
+        println!("  advisory     {a}");
+    }
+    if !p.ci.is_empty() {
+        println!("ci: {}", p.ci.join(", "));
+    }
+    if p.human_reviewed {
+        println!("{}: reviewed", path.display());
+    } else {
+        println!(
+            "{}: awaiting review (then run `factory discover --approve`)",
+            path.display()
+        );
+    }
+}

@@ -1,0 +1,89 @@
+//! `factory eval [PATH] [--json]`: score the project.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use factory_runtime::config::{self, ConfigError};
+use factory_runtime::eval::{self, EvalSettings};
+use factory_runtime::layout::ensure_factory_dir;
+
+use super::{FAILED, OK, USAGE, report};
+
+/// Score the project: hygiene (build, tests, lint, format, type check), growth (test
+/// count and coverage against the last kept baseline) and factory.md's project
+/// dimensions, merged into one composite.
+#[derive(clap::Args)]
+#[command(after_help = "\
+Commands are detected for Rust, Python, JavaScript/TypeScript and Go projects; a tool
+that is not installed is listed as skipped. Each dimension runs with a timeout
+(factory.md `test_timeout`, or a project dimension's own `timeout`); a crash or timeout
+scores 0 with the reason and the rest still run. The result is also written to
+.factory/last_eval.json when .factory/ exists. Exit 1 when the composite is below
+factory.md's eval_threshold.
+
+Examples:
+  factory eval
+  factory eval ../my-project --json
+  factory eval --record-baseline     # after a keep: growth is measured from here")]
+pub struct Args {
+    /// Project directory.
+    #[arg(default_value = ".")]
+    path: PathBuf,
+    /// Print the full result as JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Record this result as the baseline growth is measured against.
+    #[arg(long)]
+    record_baseline: bool,
+    /// Seconds each hygiene check may take (overrides factory.md's test_timeout).
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<u64>,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    let mut settings = match config::load(&args.path) {
+        Ok(cfg) => EvalSettings::from_config(&cfg),
+        // No factory.md yet: eval still works with the defaults.
+        Err(ConfigError::Missing { .. } | ConfigError::MissingFactoryMd { .. }) => {
+            EvalSettings::default()
+        }
+        Err(err) => return report(err, USAGE),
+    };
+    if let Some(secs) = args.timeout {
+        settings.test_timeout = Duration::from_secs(secs.max(1));
+    }
+    let mut result = match eval::run_eval(&args.path, &settings) {
+        Ok(r) => r,
+        Err(err) => return report(err, USAGE),
+    };
+    let recorded = if args.record_baseline {
+        if let Err(err) = ensure_factory_dir(&args.path) {
+            return report(err, USAGE);
+        }
+        eval::record_baseline(&args.path, &result, "manual").map(Some)
+    } else {
+        eval::record_first_baseline(&args.path, &result)
+    };
+    match recorded {
+        Ok(Some(b)) if !args.json => eprintln!(
+            "baseline recorded ({}): {:?} tests, composite {:.3}",
+            b.source, b.test_count, result.composite.total
+        ),
+        Ok(_) => {}
+        Err(err) => return report(err, USAGE),
+    }
+    if args.json {
+        result.project = result
+            .project
+            .canonicalize()
+            .unwrap_or(result.project.clone());
+        match serde_json::to_string_pretty(&result) {
+            Ok(j) => println!("{j}"),
+            Err(e) => return report(miette::miette!("cannot encode the result: {e}"), USAGE),
+        }
+    } else {
+        print!("{}", result.render_table());
+    }
+    ExitCode::from(if result.composite.passed { OK } else { FAILED })
+}

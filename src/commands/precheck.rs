@@ -1,0 +1,70 @@
+//! `factory precheck [PATH] [--exp N] [--json]`: the gate before any keep verdict.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use factory_runtime::config;
+use factory_runtime::precheck::{self, PrecheckOptions};
+
+use super::{FAILED, OK, USAGE, report};
+
+/// Check everything a keep verdict requires; one failing check fails the whole.
+#[derive(clap::Args)]
+#[command(after_help = "\
+Checks: the composite meets eval_threshold (threshold) and does not fall below the
+baseline of the last keep (score_direction); the guards git_clean, experiment_branch,
+scope, fixed_surfaces, eval_immutable and tests_kept (changed files come from git,
+diffed against target_branch); no reverted experiment resembles the hypothesis
+(anti_patterns); every hard constraint exits 0 (hard_constraints); and, with --exp,
+that QA completed after the experiment's experiment.begin event (qa_execution).
+The eval is run fresh unless --use-last-eval is given. Exit 1 when any check fails.
+
+Examples:
+  factory precheck
+  factory precheck --exp 7 --json")]
+pub struct Args {
+    /// Project directory.
+    #[arg(default_value = ".")]
+    path: PathBuf,
+    /// The experiment being judged (enables the QA-execution check).
+    #[arg(long, value_name = "N")]
+    exp: Option<u32>,
+    /// Hypothesis text for anti-pattern matching (default: the experiment's own).
+    #[arg(long)]
+    hypothesis: Option<String>,
+    /// Score .factory/last_eval.json instead of running the eval again.
+    #[arg(long)]
+    use_last_eval: bool,
+    /// Allow uncommitted changes (skips the git_clean guard).
+    #[arg(long)]
+    allow_dirty: bool,
+    /// Print the result as JSON: passed, failures, and every check with its details.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    let config = match config::load(&args.path) {
+        Ok(c) => c,
+        Err(err) => return report(err, USAGE),
+    };
+    let opts = PrecheckOptions {
+        exp_id: args.exp,
+        hypothesis: args.hypothesis,
+        use_last_eval: args.use_last_eval,
+        allow_dirty: args.allow_dirty,
+    };
+    let result = match precheck::run_precheck(&args.path, &config, &opts) {
+        Ok(r) => r,
+        Err(err) => return report(err, USAGE),
+    };
+    if args.json {
+        match serde_json::to_string_pretty(&result) {
+            Ok(j) => println!("{j}"),
+            Err(e) => return report(miette::miette!("cannot encode the result: {e}"), USAGE),
+        }
+    } else {
+        print!("{}", result.render());
+    }
+    ExitCode::from(if result.passed { OK } else { FAILED })
+}
