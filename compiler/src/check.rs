@@ -302,9 +302,12 @@ fn place(db: &dyn Db, f: &Finding<FileLoc>) -> Diagnostic {
 fn fallback_span(map: &crate::syntax::SourceMap, loc: &Loc) -> Option<std::ops::Range<usize>> {
     match loc {
         Loc::Attr(scope, node, _) => map.get(&Loc::Node(scope.clone(), node.clone())).cloned(),
-        Loc::UseArg(scope, alias, _) | Loc::Use(scope, alias) => {
-            map.get(&Loc::Use(scope.clone(), alias.clone())).cloned()
-        }
+        // A missing argument points at the subgraph name it is missing from.
+        Loc::UseArg(scope, alias, _) => map
+            .get(&Loc::UseSubgraph(scope.clone(), alias.clone()))
+            .or_else(|| map.get(&Loc::Use(scope.clone(), alias.clone())))
+            .cloned(),
+        Loc::Use(scope, alias) => map.get(&Loc::Use(scope.clone(), alias.clone())).cloned(),
         Loc::ParallelArg(scope, name, _) => map
             .get(&Loc::Parallel(scope.clone(), name.clone()))
             .cloned(),

@@ -730,10 +730,9 @@ impl Lowering<'_> {
         }
         for p in params {
             let arg = args.iter().find(|a| a.name == p.name);
-            let at = scope.at(arg.map_or_else(
-                || Loc::Use(scope.key.clone(), String::new()),
-                |a| loc(a.name.clone()),
-            ));
+            // A missing argument has no span of its own; its `UseArg` falls back to
+            // the `use` it belongs to.
+            let at = scope.at(loc(arg.map_or(&p.name, |a| &a.name).clone()));
             let Some(arg) = arg else {
                 match &p.default {
                     Some(d) => {
