@@ -68,7 +68,8 @@ impl Lowering<'_> {
                 );
                 continue;
             }
-            if let Err((message, help)) = self.attr(scope, &mut a, &attr.key, &attr.values) {
+            if let Err((message, help)) = self.attr(scope, &mut a, &n.name, &attr.key, &attr.values)
+            {
                 self.report(
                     Finding::new(Code::BadAttribute, scope.at(loc), message)
                         .label("bad value")
@@ -167,6 +168,7 @@ impl Lowering<'_> {
         &mut self,
         scope: &Scope,
         a: &mut Attrs,
+        node: &str,
         key: &str,
         values: &[Value],
     ) -> Result<(), (String, String)> {
@@ -257,7 +259,8 @@ impl Lowering<'_> {
                             None => {
                                 let known: Vec<&str> = scope.artifacts.keys().map(String::as_str).collect();
                                 self.report(
-                                    Finding::new(Code::UnknownArtifact, scope.at(Loc::Attr(scope.key.clone(), String::new(), String::new())), format!("no artifact is named `{n}`"))
+                                    Finding::new(Code::UnknownArtifact, scope.at(Loc::Attr(scope.key.clone(), node.to_string(), key.to_string())), format!("no artifact is named `{n}`"))
+                                        .label("unknown artifact")
                                         .help(format!(
                                             "name it where it is written (`writes: {n} = \"path\"`), declare `input {n} = \"path\"`, or read it by path; known names: {}",
                                             if known.is_empty() { "(none)".to_string() } else { known.join(", ") }
