@@ -6,7 +6,7 @@ use super::body::{Binding, Lowering, Scope};
 use crate::diagnostic::Code;
 use crate::ir::{Artifact, Attrs, Evaluator, Literal, Node, NodeKind};
 use crate::syntax::{GateBy, Loc, NodeDecl, Value};
-use crate::validate::Finding;
+use crate::validate::{Finding, a_kind};
 
 impl Lowering<'_> {
     pub(super) fn node(&mut self, scope: &Scope, n: &NodeDecl) -> Node {
@@ -53,15 +53,15 @@ impl Lowering<'_> {
             let loc = Loc::Attr(scope.key.clone(), n.name.clone(), attr.key.clone());
             if !keys.contains(&attr.key.as_str()) {
                 let help = if keys.is_empty() {
-                    format!("a {} takes no attributes", n.kind)
+                    format!("{} takes no attributes", a_kind(n.kind))
                 } else {
-                    format!("a {} accepts: {}", n.kind, keys.join(", "))
+                    format!("{} accepts: {}", a_kind(n.kind), keys.join(", "))
                 };
                 self.report(
                     Finding::new(
                         Code::BadAttribute,
                         scope.at(loc),
-                        format!("`{}` is not an attribute of a {}", attr.key, n.kind),
+                        format!("`{}` is not an attribute of {}", attr.key, a_kind(n.kind)),
                     )
                     .label("unknown attribute")
                     .help(help),

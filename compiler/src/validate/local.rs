@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Context, Finding, IrRef};
+use super::{Context, Finding, IrRef, a_kind};
 use crate::diagnostic::Code;
 use crate::ir::{Evaluator, Ir, KnobType, Label, Literal, NodeKind};
 
@@ -57,11 +57,12 @@ fn edge(ir: &Ir, i: usize, e: &crate::ir::Edge, out: &mut Vec<Finding>) {
                 Code::LabelOnNonGate,
                 at.clone(),
                 format!(
-                    "`{label}` is a gate verdict, but `{}` is a {}",
-                    e.from, src.kind
+                    "`{label}` is a gate verdict, but `{}` is {}",
+                    e.from,
+                    a_kind(src.kind)
                 ),
             )
-            .label(format!("`{label}` edge from a {}", src.kind))
+            .label(format!("`{label}` edge from {}", a_kind(src.kind)))
             .help(format!(
                 "remove `.{label}`, or make `{}` a gate; only `fail` may leave any node",
                 e.from

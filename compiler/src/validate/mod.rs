@@ -80,6 +80,20 @@ impl<At> Finding<At> {
     }
 }
 
+/// A node kind with its indefinite article, for messages: "an agent", "a fork".
+pub fn a_kind(kind: crate::ir::NodeKind) -> String {
+    let name = kind.to_string();
+    // By sound: "an llm" (el-el-em), "an end".
+    let article = if matches!(name.chars().next(), Some('a' | 'e' | 'i' | 'o' | 'u'))
+        || name == "llm"
+    {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {name}")
+}
+
 /// What the validator needs to know beyond the IR itself.
 #[derive(Debug, Clone, Default)]
 pub struct Context {
