@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::db::{Db, SourceFile, file_ast, import_key, parse_file};
-use crate::diagnostic::{Code, Diagnostic, Label};
+use crate::diagnostic::{Code, Diagnostic, Label, Severity};
 use crate::lower::{self, FileLoc, Lowered, Subgraphs};
 use crate::syntax::{DeclKind, Loc};
 use crate::validate::{self, Finding};
@@ -189,7 +189,18 @@ pub fn validate_file(db: &dyn Db, file: SourceFile) -> Vec<Finding<FileLoc>> {
         roles: db.roles().names(db).clone(),
     };
     let mut out = Vec::new();
-    for w in &lower_file(db, file).workflows {
+    // Graph rules on a tree with holes (skipped text, failed instances) would only
+    // report the holes again, as unreachable nodes and missing edges.
+    let lowered = lower_file(db, file);
+    if file_ast(db, file).incomplete
+        || lowered
+            .findings
+            .iter()
+            .any(|f| f.code.severity() == Severity::Error)
+    {
+        return out;
+    }
+    for w in &lowered.workflows {
         let fallback = w.origins.workflow.clone();
         for f in validate::validate(&w.ir, &cx) {
             let mapped = f.map(|r| w.origins.locate(&r).or_else(|| fallback.clone()));

@@ -24,6 +24,17 @@ pub(super) struct Endpoints {
 }
 
 impl Endpoints {
+    /// A name that exists but leads nowhere: a declaration skipped by a syntax error, or
+    /// an instance that failed (already reported). Edges through it are dropped
+    /// instead of reported again as unknown names.
+    fn placeholder() -> Endpoints {
+        Endpoints {
+            entries: Vec::new(),
+            exits: Vec::new(),
+            single: true,
+        }
+    }
+
     fn node(id: &str) -> Endpoints {
         Endpoints {
             entries: vec![id.to_string()],
@@ -348,9 +359,16 @@ impl<'a> Lowering<'a> {
             ) {
                 continue;
             }
-            if let Some(ends) = self.instantiate(scope, u) {
-                scope.names.insert(u.alias.clone(), ends);
-            }
+            let ends = self
+                .instantiate(scope, u)
+                .unwrap_or_else(Endpoints::placeholder);
+            scope.names.insert(u.alias.clone(), ends);
+        }
+        for name in &body.recovered {
+            scope
+                .names
+                .entry(name.clone())
+                .or_insert_with(Endpoints::placeholder);
         }
         for p in &body.parallels {
             if !fresh(

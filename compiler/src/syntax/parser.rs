@@ -49,6 +49,7 @@ pub fn parse(text: &str) -> Parsed {
         declared: HashMap::new(),
     };
     p.file();
+    p.out.ast.incomplete = p.out.errors.iter().any(|e| e.code == Code::Syntax);
     p.out
 }
 
@@ -291,7 +292,11 @@ impl<'t> Driver<'t> {
                 }
                 continue;
             }
+            let from = self.pos;
             let Some(pair) = self.item(Rule::body_item, Level::Body) else {
+                if let Some(name) = skipped_node_name(&self.text[from..self.pos]) {
+                    body.recovered.push(name);
+                }
                 continue;
             };
             match pair.as_rule() {
@@ -606,6 +611,33 @@ impl<'t> Driver<'t> {
         }
         body.nodes.push(node);
     }
+}
+
+/// The name of the node a skipped declaration was declaring (`agent builder { role
+/// builder }` → `builder`), when its header is readable.
+fn skipped_node_name(skipped: &str) -> Option<String> {
+    const NODE_KEYWORDS: &[&str] = &[
+        "agent", "fn", "gate", "fork", "join", "select", "study", "llm", "parallel", "use",
+    ];
+    let code = skipped
+        .lines()
+        .map(str::trim_start)
+        .find(|l| !l.is_empty() && !l.starts_with("//"))?;
+    let mut words = code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+    let keyword = words.next()?;
+    if !NODE_KEYWORDS.contains(&keyword) {
+        return None;
+    }
+    // `use sub(args) as alias` declares the alias.
+    let name = if keyword == "use" {
+        let mut rest = code.rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+        let alias = rest.find(|w| !w.is_empty())?;
+        code.contains(" as ").then_some(alias)?
+    } else {
+        words.find(|w| !w.is_empty())?
+    };
+    let ident = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+    ident.then(|| name.to_string())
 }
 
 fn level_name(level: &Level) -> &'static str {

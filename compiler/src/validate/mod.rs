@@ -84,13 +84,12 @@ impl<At> Finding<At> {
 pub fn a_kind(kind: crate::ir::NodeKind) -> String {
     let name = kind.to_string();
     // By sound: "an llm" (el-el-em), "an end".
-    let article = if matches!(name.chars().next(), Some('a' | 'e' | 'i' | 'o' | 'u'))
-        || name == "llm"
-    {
-        "an"
-    } else {
-        "a"
-    };
+    let article =
+        if matches!(name.chars().next(), Some('a' | 'e' | 'i' | 'o' | 'u')) || name == "llm" {
+            "an"
+        } else {
+            "a"
+        };
     format!("{article} {name}")
 }
 
