@@ -85,7 +85,8 @@ impl Scope {
 pub(super) struct Lowering<'a> {
     subgraphs: &'a Subgraphs<'a>,
     pub nodes: Vec<Node>,
-    pub edges: Vec<(Edge, Option<FileLoc>)>,
+    /// Each edge with where its source and its target are written.
+    pub edges: Vec<(Edge, Option<FileLoc>, Option<FileLoc>)>,
     pub knobs: Vec<Knob>,
     pub inputs: Vec<Artifact>,
     pub origins: Origins,
@@ -542,7 +543,7 @@ impl<'a> Lowering<'a> {
             );
             return;
         } else {
-            match self.resolve_name(scope, &dst.name, dst_loc) {
+            match self.resolve_name(scope, &dst.name, dst_loc.clone()) {
                 Some(e) => e.entries,
                 None => return,
             }
@@ -568,7 +569,11 @@ impl<'a> Lowering<'a> {
                         None
                     },
                 };
-                self.edges.push((edge, Some(scope.at(src_loc.clone()))));
+                self.edges.push((
+                    edge,
+                    Some(scope.at(src_loc.clone())),
+                    Some(scope.at(dst_loc.clone())),
+                ));
             }
         }
     }
@@ -970,10 +975,8 @@ impl Lowering<'_> {
                 max: None,
                 max_knob: None,
             };
-            self.edges.push((
-                edge,
-                Some(scope.at(Loc::Parallel(scope.key.clone(), p.name.clone()))),
-            ));
+            let at = Some(scope.at(Loc::Parallel(scope.key.clone(), p.name.clone())));
+            self.edges.push((edge, at.clone(), at));
         }
         Endpoints {
             entries: vec![id],

@@ -22,8 +22,10 @@ pub use templates::{RUNTIME_VARS, template_vars};
 pub enum IrRef {
     Workflow,
     Node(String),
-    /// Index into `Ir::edges`.
+    /// Index into `Ir::edges`; in source, where the edge's source is written.
     Edge(usize),
+    /// The same edge, located where its target is written (`b` in `a -> b`).
+    EdgeTarget(usize),
     Knob(String),
 }
 
