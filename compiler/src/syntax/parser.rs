@@ -661,13 +661,17 @@ fn describe(err: &pest::error::Error<Rule>, context: &str) -> (String, String) {
         }
         pest::error::ErrorVariant::CustomError { .. } => Vec::new(),
     };
-    let message = if expected.is_empty() {
-        format!("syntax error: expected {context}")
+    let wanted = if expected.is_empty() {
+        context.to_string()
     } else {
-        format!("syntax error: expected {}", expected.join(", "))
+        expected.join(", ")
     };
-    let help =
-        format!("this declaration was skipped; expected {context} here (see docs/language.md)");
+    let message = format!("syntax error: expected {wanted}");
+    // Say what goes here, not what the enclosing block holds: inside `{ ... }` of a node
+    // the block's item list would contradict the message.
+    let help = format!(
+        "write {wanted} here; the rest of this declaration was skipped (see docs/language.md)"
+    );
     (message, help)
 }
 

@@ -146,7 +146,7 @@ fn knobs(ir: &Ir, out: &mut Vec<Finding>) {
                 Finding::new(
                     Code::OutOfBounds,
                     IrRef::Knob(k.name.clone()),
-                    format!("knob `{}` default {}: {problem}", k.name, k.default),
+                    format!("knob `{}`: default {} {problem}", k.name, k.default),
                 )
                 .label("out of bounds")
                 .help("change the default to a value inside the bounds, or widen the bounds"),
