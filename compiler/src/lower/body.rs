@@ -56,6 +56,9 @@ pub(super) struct Scope {
     pub(super) key: String,
     pub(super) prefix: String,
     pub(super) top: bool,
+    /// Whether the workflow's knobs can be named here: in the workflow and its parallel
+    /// blocks, not in subgraphs (they receive values through parameters).
+    pub(super) knobs: bool,
     pub(super) params: BTreeMap<String, Binding>,
     pub(super) names: BTreeMap<String, Endpoints>,
     pub(super) artifacts: BTreeMap<String, Artifact>,
@@ -129,6 +132,7 @@ impl<'a> Lowering<'a> {
             key: decl.name.clone(),
             prefix: String::new(),
             top: true,
+            knobs: true,
             params: BTreeMap::new(),
             names: BTreeMap::new(),
             artifacts: BTreeMap::new(),
@@ -210,6 +214,7 @@ impl<'a> Lowering<'a> {
             key: decl.name.clone(),
             prefix: format!("{}.", decl.name),
             top: false,
+            knobs: false,
             params,
             names: BTreeMap::new(),
             artifacts: BTreeMap::new(),
@@ -640,7 +645,7 @@ impl<'a> Lowering<'a> {
                 Binding::Node(_) => None,
             };
         }
-        if scope.top
+        if scope.knobs
             && let Some(k) = self.knobs.iter().find(|k| k.name == name)
         {
             let lit = k.default.clone();
@@ -691,6 +696,7 @@ impl<'a> Lowering<'a> {
             key: decl.name.clone(),
             prefix: format!("{}{}.", scope.prefix, u.alias),
             top: false,
+            knobs: false,
             params,
             names: BTreeMap::new(),
             artifacts: BTreeMap::new(),
@@ -949,6 +955,7 @@ impl Lowering<'_> {
             key: format!("{}/{}", scope.key, p.name),
             prefix: format!("{id}."),
             top: false,
+            knobs: scope.knobs,
             params: scope.params.clone(),
             names: BTreeMap::new(),
             artifacts: scope.artifacts.clone(),
