@@ -173,7 +173,7 @@ fn rendered_reports() {
 }
 
 /// The section of `doc` under `## FWFnnn`, up to the next `## ` heading.
-fn section<'d>(doc: &'d str, code: Code) -> Option<&'d str> {
+fn section(doc: &str, code: Code) -> Option<&str> {
     let heading = format!("\n## {}", code.as_str());
     let start = doc.find(&heading)? + 1;
     let rest = &doc[start..];
