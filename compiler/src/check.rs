@@ -169,6 +169,15 @@ pub fn lower_file(db: &dyn Db, file: SourceFile) -> FileLowering {
             );
         }
     }
+    if ast.incomplete {
+        // Text skipped by a syntax error may be what used the import, knob or node.
+        findings.retain(|f| {
+            !matches!(
+                f.code,
+                Code::UnusedImport | Code::UnusedKnob | Code::UnusedNode
+            )
+        });
+    }
     FileLowering {
         workflows,
         findings,

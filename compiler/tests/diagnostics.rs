@@ -278,3 +278,38 @@ fn fwf_blocks_skip_fragments() {
     let doc = "x\n```fwf\nworkflow a {}\n```\n```fwf-fragment\nagent b\n```\n";
     assert_eq!(fwf_blocks(doc), vec![(2, "workflow a {}\n".to_string())]);
 }
+
+#[test]
+fn syntax_errors_do_not_cascade() {
+    // A broken `use` and a broken gate: the flow still names both, the import is only
+    // used by the broken `use`. Only the two syntax errors are worth reporting.
+    let text = r#"import ./lib/qa
+workflow tiny {
+    agent builder { role: builder }
+    use qa(fix: builder loops: 2) as qa
+    gate review by agent(ceo "Good?"
+    flow {
+        start -> builder -> qa -> review
+        review.proceed -> end
+        review.reloop(max 2) -> builder
+        review.halt -> end
+    }
+}
+"#;
+    let mut files = BTreeMap::new();
+    files.insert("broken.fwf".to_string(), text.to_string());
+    files.insert(
+        "lib/qa.fwf".to_string(),
+        std::fs::read_to_string(fixtures().join("lib/qa.fwf")).expect("fixture"),
+    );
+    let db = Database::new(Arc::new(MemLoader(files)), roles());
+    let diags = diagnose(&db, "broken.fwf");
+    assert_eq!(
+        codes(&diags),
+        ["FWF001", "FWF001"],
+        "{}",
+        render(&db, &diags)
+    );
+    assert_eq!(diags[0].span.start, text.find("builder loops").unwrap());
+    assert_eq!(diags[1].span.start, text.find("agent(ceo").unwrap());
+}
