@@ -37,7 +37,7 @@ pub fn import_closure(db: &dyn Db, file: SourceFile) -> ImportClosure {
                     .label("not found")
                     .help("`std/<name>` imports the standard library; other paths are relative to this file (`./common`, `../lib/x.fwf`)"),
             );
-        } else if reaches(db, target, &key) {
+        } else if let Some(chain) = path_to(db, target, &key) {
             let at = FileLoc {
                 file: key.clone(),
                 loc: Loc::Import(i),
@@ -46,7 +46,11 @@ pub fn import_closure(db: &dyn Db, file: SourceFile) -> ImportClosure {
                 Finding::new(
                     Code::ImportCycle,
                     at,
-                    format!("importing `{}` leads back to this file", imp.path),
+                    format!(
+                        "importing `{}` leads back to this file: {key} → {}",
+                        imp.path,
+                        chain.join(" → ")
+                    ),
                 )
                 .label("cycle")
                 .help("move what both files need into a third file and import that from both"),
@@ -67,26 +71,31 @@ pub fn import_closure(db: &dyn Db, file: SourceFile) -> ImportClosure {
     ImportClosure { files, findings }
 }
 
-/// Whether `key` is reachable through imports from `from` (inclusive).
-fn reaches(db: &dyn Db, from: SourceFile, key: &str) -> bool {
-    let mut seen = BTreeSet::new();
-    let mut stack = vec![from];
-    while let Some(f) = stack.pop() {
+/// The chain of files through which `key` is reachable by imports from `from`
+/// (both included), if it is.
+fn path_to(db: &dyn Db, from: SourceFile, key: &str) -> Option<Vec<String>> {
+    let mut parent: BTreeMap<String, Option<String>> = BTreeMap::new();
+    parent.insert(from.key(db).clone(), None);
+    let mut queue = std::collections::VecDeque::from([from]);
+    while let Some(f) = queue.pop_front() {
         let fkey = f.key(db).clone();
         if fkey == key {
-            return true;
-        }
-        if !seen.insert(fkey.clone()) {
-            continue;
+            let mut chain = vec![fkey];
+            while let Some(Some(p)) = chain.last().and_then(|k| parent.get(k)) {
+                chain.push(p.clone());
+            }
+            chain.reverse();
+            return Some(chain);
         }
         for imp in &file_ast(db, f).imports {
             let t = db.file(&import_key(&fkey, &imp.path));
-            if t.exists(db) {
-                stack.push(t);
+            if t.exists(db) && !parent.contains_key(t.key(db)) {
+                parent.insert(t.key(db).clone(), Some(fkey.clone()));
+                queue.push_back(t);
             }
         }
     }
-    false
+    None
 }
 
 /// Every workflow of a file, lowered, plus the findings on its declarations.
