@@ -129,7 +129,7 @@ impl Matcher<'_> {
                             f,
                             from,
                             via,
-                            "reaches `end` without passing the join",
+                            "reaches `end` without passing the",
                         ));
                     }
                     continue;
@@ -139,7 +139,7 @@ impl Matcher<'_> {
                 }
                 if n == f {
                     escaped = true;
-                    escapes.push(self.escape(f, from, via, "loops back to its own fork"));
+                    escapes.push(self.escape(f, from, via, "loops back to its own"));
                     continue;
                 }
                 let kind = g.kind(n);
@@ -314,15 +314,24 @@ impl Matcher<'_> {
             .then(|| IrRef::Node(head.to_string()))
     }
 
+    /// A branch of `f` leaving it; `what` ends with the word for the fork's closer or
+    /// the fork itself, which differ for a `parallel` block (closed by a `select`).
     fn escape(&self, f: NodeIndex, from: NodeIndex, via: usize, what: &str) -> Finding {
+        let (fork, join) = match self.g.kind(f) {
+            Some(NodeKind::Parallel) => ("parallel block", "select"),
+            _ => ("fork", "join"),
+        };
+        let tail = if what.ends_with("the") { join } else { fork };
         Finding::new(
-                Code::BranchEscapes,
-                IrRef::Edge(via),
-                format!("a branch of fork `{}` {what}", self.g.id(f)),
-            )
-            .label(format!("leaves the fork from `{}`", self.g.id(from)))
-            .with(self.node_ref(f), "the fork it leaves")
-            .help("route the branch into the fork's join; only `halt` or `fail` edges may go straight to `end`")
+            Code::BranchEscapes,
+            IrRef::Edge(via),
+            format!("a branch of {fork} `{}` {what} {tail}", self.g.id(f)),
+        )
+        .label(format!("leaves the {fork} from `{}`", self.g.id(from)))
+        .with(self.node_ref(f), format!("the {fork} it leaves"))
+        .help(format!(
+            "route the branch into the {fork}'s {join}; only `halt` or `fail` edges may go straight to `end`"
+        ))
     }
 
     fn no_join(&mut self, f: NodeIndex, parallel: bool, wrong: Option<NodeIndex>) {
