@@ -222,9 +222,15 @@ pub fn validate_file(db: &dyn Db, file: SourceFile) -> Vec<Finding<FileLoc>> {
         let fallback = w.origins.workflow.clone();
         for f in validate::validate(&w.ir, &cx) {
             let mapped = f.map(|r| w.origins.locate(&r).or_else(|| fallback.clone()));
-            let Some(at) = mapped.at.clone() else {
+            let Some(mut at) = mapped.at.clone() else {
                 continue;
             };
+            // Point at the attribute when the finding names one; a node without it
+            // (a role taken from the name, a gate's inline question) falls back to
+            // the node when positions are looked up.
+            if let (Some(key), Loc::Node(scope, node)) = (&mapped.attr, &at.loc) {
+                at.loc = Loc::Attr(scope.clone(), node.clone(), key.clone());
+            }
             out.push(Finding {
                 code: mapped.code,
                 message: mapped.message,
@@ -236,6 +242,7 @@ pub fn validate_file(db: &dyn Db, file: SourceFile) -> Vec<Finding<FileLoc>> {
                     .filter_map(|(a, t)| Some((a?, t)))
                     .collect(),
                 help: mapped.help,
+                attr: mapped.attr,
             });
         }
     }

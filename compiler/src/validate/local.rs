@@ -21,6 +21,7 @@ pub(super) fn check(ir: &Ir, cx: &Context, out: &mut Vec<Finding>) {
             out.push(
                 Finding::new(Code::UnknownRole, at.clone(), format!("unknown role `{role}`"))
                     .label("no prompt for this role")
+                    .attr("role")
                     .help(format!(
                         "create `prompts/{role}.md` (or `.factory/agents/{role}.md`), or use a known role: {}",
                         known.join(", ")

@@ -40,6 +40,9 @@ pub struct Finding<At = IrRef> {
     pub label: String,
     pub labels: Vec<(At, String)>,
     pub help: String,
+    /// For a finding about a node: the attribute it is about (`role`, `task`), so a
+    /// source position can point at that attribute rather than the node's name.
+    pub attr: Option<String>,
 }
 
 impl<At> Finding<At> {
@@ -52,6 +55,7 @@ impl<At> Finding<At> {
             label: self.label,
             labels: self.labels.into_iter().map(|(a, t)| (f(a), t)).collect(),
             help: self.help,
+            attr: self.attr,
         }
     }
 
@@ -63,7 +67,13 @@ impl<At> Finding<At> {
             label: String::new(),
             labels: Vec::new(),
             help: String::new(),
+            attr: None,
         }
+    }
+
+    pub fn attr(mut self, key: impl Into<String>) -> Finding<At> {
+        self.attr = Some(key.into());
+        self
     }
 
     pub fn label(mut self, text: impl Into<String>) -> Finding<At> {
