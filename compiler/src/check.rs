@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::db::{Db, SourceFile, file_ast, import_key, parse_file};
-use crate::diagnostic::{Code, Diagnostic, Label};
+use crate::diagnostic::{Code, Diagnostic, Label, Severity};
 use crate::lower::{self, FileLoc, Lowered, Subgraphs};
 use crate::syntax::{DeclKind, Loc};
 use crate::validate::{self, Finding};
@@ -37,7 +37,7 @@ pub fn import_closure(db: &dyn Db, file: SourceFile) -> ImportClosure {
                     .label("not found")
                     .help("`std/<name>` imports the standard library; other paths are relative to this file (`./common`, `../lib/x.fwf`)"),
             );
-        } else if reaches(db, target, &key) {
+        } else if let Some(chain) = path_to(db, target, &key) {
             let at = FileLoc {
                 file: key.clone(),
                 loc: Loc::Import(i),
@@ -46,7 +46,11 @@ pub fn import_closure(db: &dyn Db, file: SourceFile) -> ImportClosure {
                 Finding::new(
                     Code::ImportCycle,
                     at,
-                    format!("importing `{}` leads back to this file", imp.path),
+                    format!(
+                        "importing `{}` leads back to this file: {key} → {}",
+                        imp.path,
+                        chain.join(" → ")
+                    ),
                 )
                 .label("cycle")
                 .help("move what both files need into a third file and import that from both"),
@@ -67,26 +71,31 @@ pub fn import_closure(db: &dyn Db, file: SourceFile) -> ImportClosure {
     ImportClosure { files, findings }
 }
 
-/// Whether `key` is reachable through imports from `from` (inclusive).
-fn reaches(db: &dyn Db, from: SourceFile, key: &str) -> bool {
-    let mut seen = BTreeSet::new();
-    let mut stack = vec![from];
-    while let Some(f) = stack.pop() {
+/// The chain of files through which `key` is reachable by imports from `from`
+/// (both included), if it is.
+fn path_to(db: &dyn Db, from: SourceFile, key: &str) -> Option<Vec<String>> {
+    let mut parent: BTreeMap<String, Option<String>> = BTreeMap::new();
+    parent.insert(from.key(db).clone(), None);
+    let mut queue = std::collections::VecDeque::from([from]);
+    while let Some(f) = queue.pop_front() {
         let fkey = f.key(db).clone();
         if fkey == key {
-            return true;
-        }
-        if !seen.insert(fkey.clone()) {
-            continue;
+            let mut chain = vec![fkey];
+            while let Some(Some(p)) = chain.last().and_then(|k| parent.get(k)) {
+                chain.push(p.clone());
+            }
+            chain.reverse();
+            return Some(chain);
         }
         for imp in &file_ast(db, f).imports {
             let t = db.file(&import_key(&fkey, &imp.path));
-            if t.exists(db) {
-                stack.push(t);
+            if t.exists(db) && !parent.contains_key(t.key(db)) {
+                parent.insert(t.key(db).clone(), Some(fkey.clone()));
+                queue.push_back(t);
             }
         }
     }
-    false
+    None
 }
 
 /// Every workflow of a file, lowered, plus the findings on its declarations.
@@ -169,6 +178,15 @@ pub fn lower_file(db: &dyn Db, file: SourceFile) -> FileLowering {
             );
         }
     }
+    if ast.incomplete {
+        // Text skipped by a syntax error may be what used the import, knob or node.
+        findings.retain(|f| {
+            !matches!(
+                f.code,
+                Code::UnusedImport | Code::UnusedKnob | Code::UnusedNode
+            )
+        });
+    }
     FileLowering {
         workflows,
         findings,
@@ -189,13 +207,30 @@ pub fn validate_file(db: &dyn Db, file: SourceFile) -> Vec<Finding<FileLoc>> {
         roles: db.roles().names(db).clone(),
     };
     let mut out = Vec::new();
-    for w in &lower_file(db, file).workflows {
+    // Graph rules on a tree with holes (skipped text, failed instances) would only
+    // report the holes again, as unreachable nodes and missing edges.
+    let lowered = lower_file(db, file);
+    if file_ast(db, file).incomplete
+        || lowered
+            .findings
+            .iter()
+            .any(|f| f.code.severity() == Severity::Error)
+    {
+        return out;
+    }
+    for w in &lowered.workflows {
         let fallback = w.origins.workflow.clone();
         for f in validate::validate(&w.ir, &cx) {
             let mapped = f.map(|r| w.origins.locate(&r).or_else(|| fallback.clone()));
-            let Some(at) = mapped.at.clone() else {
+            let Some(mut at) = mapped.at.clone() else {
                 continue;
             };
+            // Point at the attribute when the finding names one; a node without it
+            // (a role taken from the name, a gate's inline question) falls back to
+            // the node when positions are looked up.
+            if let (Some(key), Loc::Node(scope, node)) = (&mapped.attr, &at.loc) {
+                at.loc = Loc::Attr(scope.clone(), node.clone(), key.clone());
+            }
             out.push(Finding {
                 code: mapped.code,
                 message: mapped.message,
@@ -207,6 +242,7 @@ pub fn validate_file(db: &dyn Db, file: SourceFile) -> Vec<Finding<FileLoc>> {
                     .filter_map(|(a, t)| Some((a?, t)))
                     .collect(),
                 help: mapped.help,
+                attr: mapped.attr,
             });
         }
     }
@@ -302,9 +338,12 @@ fn place(db: &dyn Db, f: &Finding<FileLoc>) -> Diagnostic {
 fn fallback_span(map: &crate::syntax::SourceMap, loc: &Loc) -> Option<std::ops::Range<usize>> {
     match loc {
         Loc::Attr(scope, node, _) => map.get(&Loc::Node(scope.clone(), node.clone())).cloned(),
-        Loc::UseArg(scope, alias, _) | Loc::Use(scope, alias) => {
-            map.get(&Loc::Use(scope.clone(), alias.clone())).cloned()
-        }
+        // A missing argument points at the subgraph name it is missing from.
+        Loc::UseArg(scope, alias, _) => map
+            .get(&Loc::UseSubgraph(scope.clone(), alias.clone()))
+            .or_else(|| map.get(&Loc::Use(scope.clone(), alias.clone())))
+            .cloned(),
+        Loc::Use(scope, alias) => map.get(&Loc::Use(scope.clone(), alias.clone())).cloned(),
         Loc::ParallelArg(scope, name, _) => map
             .get(&Loc::Parallel(scope.clone(), name.clone()))
             .cloned(),

@@ -41,7 +41,7 @@ pub fn check_ir_text(key: &str, text: &str, roles: Option<BTreeSet<String>>) -> 
     let span = |r: &IrRef, spans: &IrSpans| match r {
         IrRef::Workflow => spans.workflow.clone(),
         IrRef::Node(id) => spans.nodes.get(id).cloned(),
-        IrRef::Edge(i) => spans.edges.get(*i).cloned().flatten(),
+        IrRef::Edge(i) | IrRef::EdgeTarget(i) => spans.edges.get(*i).cloned().flatten(),
         IrRef::Knob(k) => spans.knobs.get(k).cloned(),
     };
     let mut out: Vec<Located> = validate::validate(&ir, &validate::Context { roles })

@@ -24,6 +24,17 @@ pub(super) struct Endpoints {
 }
 
 impl Endpoints {
+    /// A name that exists but leads nowhere: a declaration skipped by a syntax error, or
+    /// an instance that failed (already reported). Edges through it are dropped
+    /// instead of reported again as unknown names.
+    fn placeholder() -> Endpoints {
+        Endpoints {
+            entries: Vec::new(),
+            exits: Vec::new(),
+            single: true,
+        }
+    }
+
     fn node(id: &str) -> Endpoints {
         Endpoints {
             entries: vec![id.to_string()],
@@ -45,6 +56,9 @@ pub(super) struct Scope {
     pub(super) key: String,
     pub(super) prefix: String,
     pub(super) top: bool,
+    /// Whether the workflow's knobs can be named here: in the workflow and its parallel
+    /// blocks, not in subgraphs (they receive values through parameters).
+    pub(super) knobs: bool,
     pub(super) params: BTreeMap<String, Binding>,
     pub(super) names: BTreeMap<String, Endpoints>,
     pub(super) artifacts: BTreeMap<String, Artifact>,
@@ -74,7 +88,8 @@ impl Scope {
 pub(super) struct Lowering<'a> {
     subgraphs: &'a Subgraphs<'a>,
     pub nodes: Vec<Node>,
-    pub edges: Vec<(Edge, Option<FileLoc>)>,
+    /// Each edge with where its source and its target are written.
+    pub edges: Vec<(Edge, Option<FileLoc>, Option<FileLoc>)>,
     pub knobs: Vec<Knob>,
     pub inputs: Vec<Artifact>,
     pub origins: Origins,
@@ -117,6 +132,7 @@ impl<'a> Lowering<'a> {
             key: decl.name.clone(),
             prefix: String::new(),
             top: true,
+            knobs: true,
             params: BTreeMap::new(),
             names: BTreeMap::new(),
             artifacts: BTreeMap::new(),
@@ -198,6 +214,7 @@ impl<'a> Lowering<'a> {
             key: decl.name.clone(),
             prefix: format!("{}.", decl.name),
             top: false,
+            knobs: false,
             params,
             names: BTreeMap::new(),
             artifacts: BTreeMap::new(),
@@ -348,9 +365,16 @@ impl<'a> Lowering<'a> {
             ) {
                 continue;
             }
-            if let Some(ends) = self.instantiate(scope, u) {
-                scope.names.insert(u.alias.clone(), ends);
-            }
+            let ends = self
+                .instantiate(scope, u)
+                .unwrap_or_else(Endpoints::placeholder);
+            scope.names.insert(u.alias.clone(), ends);
+        }
+        for name in &body.recovered {
+            scope
+                .names
+                .entry(name.clone())
+                .or_insert_with(Endpoints::placeholder);
         }
         for p in &body.parallels {
             if !fresh(
@@ -524,7 +548,7 @@ impl<'a> Lowering<'a> {
             );
             return;
         } else {
-            match self.resolve_name(scope, &dst.name, dst_loc) {
+            match self.resolve_name(scope, &dst.name, dst_loc.clone()) {
                 Some(e) => e.entries,
                 None => return,
             }
@@ -550,7 +574,11 @@ impl<'a> Lowering<'a> {
                         None
                     },
                 };
-                self.edges.push((edge, Some(scope.at(src_loc.clone()))));
+                self.edges.push((
+                    edge,
+                    Some(scope.at(src_loc.clone())),
+                    Some(scope.at(dst_loc.clone())),
+                ));
             }
         }
     }
@@ -617,7 +645,7 @@ impl<'a> Lowering<'a> {
                 Binding::Node(_) => None,
             };
         }
-        if scope.top
+        if scope.knobs
             && let Some(k) = self.knobs.iter().find(|k| k.name == name)
         {
             let lit = k.default.clone();
@@ -668,6 +696,7 @@ impl<'a> Lowering<'a> {
             key: decl.name.clone(),
             prefix: format!("{}{}.", scope.prefix, u.alias),
             top: false,
+            knobs: false,
             params,
             names: BTreeMap::new(),
             artifacts: BTreeMap::new(),
@@ -730,10 +759,9 @@ impl Lowering<'_> {
         }
         for p in params {
             let arg = args.iter().find(|a| a.name == p.name);
-            let at = scope.at(arg.map_or_else(
-                || Loc::Use(scope.key.clone(), String::new()),
-                |a| loc(a.name.clone()),
-            ));
+            // A missing argument has no span of its own; its `UseArg` falls back to
+            // the `use` it belongs to.
+            let at = scope.at(loc(arg.map_or(&p.name, |a| &a.name).clone()));
             let Some(arg) = arg else {
                 match &p.default {
                     Some(d) => {
@@ -927,6 +955,7 @@ impl Lowering<'_> {
             key: format!("{}/{}", scope.key, p.name),
             prefix: format!("{id}."),
             top: false,
+            knobs: scope.knobs,
             params: scope.params.clone(),
             names: BTreeMap::new(),
             artifacts: scope.artifacts.clone(),
@@ -953,10 +982,8 @@ impl Lowering<'_> {
                 max: None,
                 max_knob: None,
             };
-            self.edges.push((
-                edge,
-                Some(scope.at(Loc::Parallel(scope.key.clone(), p.name.clone()))),
-            ));
+            let at = Some(scope.at(Loc::Parallel(scope.key.clone(), p.name.clone())));
+            self.edges.push((edge, at.clone(), at));
         }
         Endpoints {
             entries: vec![id],

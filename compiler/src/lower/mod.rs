@@ -32,6 +32,8 @@ pub struct Origins {
     pub nodes: BTreeMap<String, FileLoc>,
     /// Indexed like `Ir::edges`.
     pub edges: Vec<Option<FileLoc>>,
+    /// Where each edge's target is written, indexed like `Ir::edges`.
+    pub edge_targets: Vec<Option<FileLoc>>,
     pub knobs: BTreeMap<String, FileLoc>,
 }
 
@@ -41,6 +43,12 @@ impl Origins {
             IrRef::Workflow => self.workflow.clone(),
             IrRef::Node(id) => self.nodes.get(id).cloned(),
             IrRef::Edge(i) => self.edges.get(*i).cloned().flatten(),
+            IrRef::EdgeTarget(i) => self
+                .edge_targets
+                .get(*i)
+                .cloned()
+                .flatten()
+                .or_else(|| self.locate(&IrRef::Edge(*i))),
             IrRef::Knob(k) => self.knobs.get(k).cloned(),
         }
     }
@@ -98,8 +106,9 @@ pub fn lower(file: &str, decl: &Decl, subgraphs: &Subgraphs<'_>) -> Lowered {
     pairs.sort_by(|a, b| a.0.cmp(&b.0));
     pairs.dedup_by(|a, b| a.0 == b.0);
     let mut origins = origins;
-    origins.edges = pairs.iter().map(|(_, o)| o.clone()).collect();
-    ir.edges = pairs.into_iter().map(|(e, _)| e).collect();
+    origins.edges = pairs.iter().map(|(_, o, _)| o.clone()).collect();
+    origins.edge_targets = pairs.iter().map(|(_, _, t)| t.clone()).collect();
+    ir.edges = pairs.into_iter().map(|(e, _, _)| e).collect();
     ir.canonicalize();
     origins.workflow = Some(FileLoc {
         file: file.to_string(),

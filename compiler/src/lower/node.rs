@@ -6,7 +6,7 @@ use super::body::{Binding, Lowering, Scope};
 use crate::diagnostic::Code;
 use crate::ir::{Artifact, Attrs, Evaluator, Literal, Node, NodeKind};
 use crate::syntax::{GateBy, Loc, NodeDecl, Value};
-use crate::validate::Finding;
+use crate::validate::{Finding, a_kind};
 
 impl Lowering<'_> {
     pub(super) fn node(&mut self, scope: &Scope, n: &NodeDecl) -> Node {
@@ -53,22 +53,23 @@ impl Lowering<'_> {
             let loc = Loc::Attr(scope.key.clone(), n.name.clone(), attr.key.clone());
             if !keys.contains(&attr.key.as_str()) {
                 let help = if keys.is_empty() {
-                    format!("a {} takes no attributes", n.kind)
+                    format!("{} takes no attributes", a_kind(n.kind))
                 } else {
-                    format!("a {} accepts: {}", n.kind, keys.join(", "))
+                    format!("{} accepts: {}", a_kind(n.kind), keys.join(", "))
                 };
                 self.report(
                     Finding::new(
                         Code::BadAttribute,
                         scope.at(loc),
-                        format!("`{}` is not an attribute of a {}", attr.key, n.kind),
+                        format!("`{}` is not an attribute of {}", attr.key, a_kind(n.kind)),
                     )
                     .label("unknown attribute")
                     .help(help),
                 );
                 continue;
             }
-            if let Err((message, help)) = self.attr(scope, &mut a, &attr.key, &attr.values) {
+            if let Err((message, help)) = self.attr(scope, &mut a, &n.name, &attr.key, &attr.values)
+            {
                 self.report(
                     Finding::new(Code::BadAttribute, scope.at(loc), message)
                         .label("bad value")
@@ -167,6 +168,7 @@ impl Lowering<'_> {
         &mut self,
         scope: &Scope,
         a: &mut Attrs,
+        node: &str,
         key: &str,
         values: &[Value],
     ) -> Result<(), (String, String)> {
@@ -257,7 +259,8 @@ impl Lowering<'_> {
                             None => {
                                 let known: Vec<&str> = scope.artifacts.keys().map(String::as_str).collect();
                                 self.report(
-                                    Finding::new(Code::UnknownArtifact, scope.at(Loc::Attr(scope.key.clone(), String::new(), String::new())), format!("no artifact is named `{n}`"))
+                                    Finding::new(Code::UnknownArtifact, scope.at(Loc::Attr(scope.key.clone(), node.to_string(), key.to_string())), format!("no artifact is named `{n}`"))
+                                        .label("unknown artifact")
                                         .help(format!(
                                             "name it where it is written (`writes: {n} = \"path\"`), declare `input {n} = \"path\"`, or read it by path; known names: {}",
                                             if known.is_empty() { "(none)".to_string() } else { known.join(", ") }

@@ -11,6 +11,9 @@ pub struct Ast {
     pub doc: String,
     pub imports: Vec<Import>,
     pub decls: Vec<Decl>,
+    /// Some text was skipped by a syntax error, so the tree is incomplete and graph
+    /// rules on it would only report the gaps.
+    pub incomplete: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,6 +94,9 @@ pub struct Body {
     pub parallels: Vec<Parallel>,
     /// Statements of every `flow { }` block of this body, in order.
     pub flow: Vec<FlowStmt>,
+    /// Names of node declarations a syntax error made the parser skip: flows may
+    /// still name them without a second, misleading "unknown node" error.
+    pub recovered: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

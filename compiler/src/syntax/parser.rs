@@ -49,6 +49,7 @@ pub fn parse(text: &str) -> Parsed {
         declared: HashMap::new(),
     };
     p.file();
+    p.out.ast.incomplete = p.out.errors.iter().any(|e| e.code == Code::Syntax);
     p.out
 }
 
@@ -293,7 +294,11 @@ impl<'t> Driver<'t> {
                 }
                 continue;
             }
+            let from = self.pos;
             let Some(pair) = self.item(Rule::body_item, Level::Body) else {
+                if let Some(name) = skipped_node_name(&self.text[from..self.pos]) {
+                    body.recovered.push(name);
+                }
                 continue;
             };
             match pair.as_rule() {
@@ -610,6 +615,33 @@ impl<'t> Driver<'t> {
     }
 }
 
+/// The name of the node a skipped declaration was declaring (`agent builder { role
+/// builder }` → `builder`), when its header is readable.
+fn skipped_node_name(skipped: &str) -> Option<String> {
+    const NODE_KEYWORDS: &[&str] = &[
+        "agent", "fn", "gate", "fork", "join", "select", "study", "llm", "parallel", "use",
+    ];
+    let code = skipped
+        .lines()
+        .map(str::trim_start)
+        .find(|l| !l.is_empty() && !l.starts_with("//"))?;
+    let mut words = code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+    let keyword = words.next()?;
+    if !NODE_KEYWORDS.contains(&keyword) {
+        return None;
+    }
+    // `use sub(args) as alias` declares the alias.
+    let name = if keyword == "use" {
+        let mut rest = code.rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+        let alias = rest.find(|w| !w.is_empty())?;
+        code.contains(" as ").then_some(alias)?
+    } else {
+        words.find(|w| !w.is_empty())?
+    };
+    let ident = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+    ident.then(|| name.to_string())
+}
+
 fn level_name(level: &Level) -> &'static str {
     match level {
         Level::Top => "a `workflow`, `subgraph` or `import`",
@@ -631,13 +663,17 @@ fn describe(err: &pest::error::Error<Rule>, context: &str) -> (String, String) {
         }
         pest::error::ErrorVariant::CustomError { .. } => Vec::new(),
     };
-    let message = if expected.is_empty() {
-        format!("syntax error: expected {context}")
+    let wanted = if expected.is_empty() {
+        context.to_string()
     } else {
-        format!("syntax error: expected {}", expected.join(", "))
+        expected.join(", ")
     };
-    let help =
-        format!("this declaration was skipped; expected {context} here (see docs/language.md)");
+    let message = format!("syntax error: expected {wanted}");
+    // Say what goes here, not what the enclosing block holds: inside `{ ... }` of a node
+    // the block's item list would contradict the message.
+    let help = format!(
+        "write {wanted} here; the rest of this declaration was skipped (see docs/language.md)"
+    );
     (message, help)
 }
 

@@ -110,6 +110,9 @@ impl Matcher<'_> {
         // Per branch: the joins it reached and the writes on it.
         let mut branches: Vec<(usize, BTreeSet<NodeIndex>, BTreeSet<String>)> = Vec::new();
         let mut escaped = false;
+        // Branches that run past the join: reported once the fork is known to have one
+        // (when no branch reaches any join, the missing join is the one finding).
+        let mut escapes: Vec<Finding> = Vec::new();
         // Reloop edges on the branches: checked once the region is known.
         let mut reloops: Vec<(usize, NodeIndex)> = Vec::new();
         for (head, head_edge) in g.out(f).collect::<Vec<_>>() {
@@ -122,7 +125,12 @@ impl Matcher<'_> {
                 if g.kind(n) == Some(NodeKind::End) {
                     if !matches!(self.ir.edges[via].label, Some(Label::Halt | Label::Fail)) {
                         escaped = true;
-                        self.escape(f, from, via, "reaches `end` without passing the join");
+                        escapes.push(self.escape(
+                            f,
+                            from,
+                            via,
+                            "reaches `end` without passing the",
+                        ));
                     }
                     continue;
                 }
@@ -131,7 +139,7 @@ impl Matcher<'_> {
                 }
                 if n == f {
                     escaped = true;
-                    self.escape(f, from, via, "loops back to its own fork");
+                    escapes.push(self.escape(f, from, via, "loops back to its own"));
                     continue;
                 }
                 let kind = g.kind(n);
@@ -178,11 +186,17 @@ impl Matcher<'_> {
             .iter()
             .max_by_key(|(j, c)| (**c, std::cmp::Reverse(**j)))
         else {
-            if !escaped {
-                self.no_join(f, parallel, None);
-            }
+            let via: Vec<usize> = escapes
+                .iter()
+                .filter_map(|e| match e.at {
+                    IrRef::Edge(i) => Some(i),
+                    _ => None,
+                })
+                .collect();
+            self.no_join_via(f, parallel, None, &via);
             return None;
         };
+        self.out.extend(escapes);
         let join_kind = g.kind(join);
         if parallel != (join_kind == Some(NodeKind::Select)) {
             self.no_join(f, parallel, Some(join));
@@ -300,20 +314,39 @@ impl Matcher<'_> {
             .then(|| IrRef::Node(head.to_string()))
     }
 
-    fn escape(&mut self, f: NodeIndex, from: NodeIndex, via: usize, what: &str) {
-        self.out.push(
-            Finding::new(
-                Code::BranchEscapes,
-                IrRef::Edge(via),
-                format!("a branch of fork `{}` {what}", self.g.id(f)),
-            )
-            .label(format!("leaves the fork from `{}`", self.g.id(from)))
-            .with(self.node_ref(f), "the fork it leaves")
-            .help("route the branch into the fork's join; only `halt` or `fail` edges may go straight to `end`"),
-        );
+    /// A branch of `f` leaving it; `what` ends with the word for the fork's closer or
+    /// the fork itself, which differ for a `parallel` block (closed by a `select`).
+    fn escape(&self, f: NodeIndex, from: NodeIndex, via: usize, what: &str) -> Finding {
+        let (fork, join) = match self.g.kind(f) {
+            Some(NodeKind::Parallel) => ("parallel block", "select"),
+            _ => ("fork", "join"),
+        };
+        let tail = if what.ends_with("the") { join } else { fork };
+        Finding::new(
+            Code::BranchEscapes,
+            IrRef::Edge(via),
+            format!("a branch of {fork} `{}` {what} {tail}", self.g.id(f)),
+        )
+        .label(format!("leaves the {fork} from `{}`", self.g.id(from)))
+        .with(self.node_ref(f), format!("the {fork} it leaves"))
+        .help(format!(
+            "route the branch into the {fork}'s {join}; only `halt` or `fail` edges may go straight to `end`"
+        ))
     }
 
     fn no_join(&mut self, f: NodeIndex, parallel: bool, wrong: Option<NodeIndex>) {
+        self.no_join_via(f, parallel, wrong, &[]);
+    }
+
+    /// Reports fork `f` as unclosed; `via` are edges on which its branches run past
+    /// where the join should be (shown as secondary labels).
+    fn no_join_via(
+        &mut self,
+        f: NodeIndex,
+        parallel: bool,
+        wrong: Option<NodeIndex>,
+        via: &[usize],
+    ) {
         let id = self.g.id(f).to_string();
         let mut finding = if parallel {
             Finding::new(
@@ -343,6 +376,10 @@ impl Matcher<'_> {
                 "a select closes a parallel block, not a fork"
             };
             finding = finding.with(self.node_ref(j), closes);
+        }
+        for &e in via.iter().take(4) {
+            let to = &self.ir.edges[e].to;
+            finding = finding.with(IrRef::Edge(e), format!("a branch goes on to `{to}`"));
         }
         self.out.push(finding);
     }

@@ -246,11 +246,12 @@ fn fan_out(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
             )
             .label("fans out here")
             .help(format!(
-                "declare `fork {}` and a `join` where the branches meet, or keep one successor",
-                g.id(n)
+                "insert a fork after `{0}` (`fork split`, then `{0} -> split -> {1}`) and a `join` where the branches meet, or keep one successor",
+                g.id(n),
+                targets.join(", ")
             ));
             for &e in &edges {
-                f = f.with(IrRef::Edge(e), "a branch");
+                f = f.with(IrRef::EdgeTarget(e), "a branch");
             }
             out.push(f);
         }
@@ -307,10 +308,11 @@ fn reloop_targets(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
             out.push(
                 Finding::new(
                     Code::ReloopNotUpstream,
-                    IrRef::Edge(i),
+                    IrRef::EdgeTarget(i),
                     format!("reloop from `{}` goes to `{}`, which does not lead back to `{}`", e.from, e.to, e.from),
                 )
                 .label("not upstream of the gate")
+                .with(IrRef::Edge(i), "the reloop")
                 .with(IrRef::Node(e.from.clone()), "the gate")
                 .help(format!(
                     "point the reloop at a node before `{}` (one it can be reached from), or use `proceed`/`halt` for a forward edge",

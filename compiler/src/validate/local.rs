@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Context, Finding, IrRef};
+use super::{Context, Finding, IrRef, a_kind};
 use crate::diagnostic::Code;
 use crate::ir::{Evaluator, Ir, KnobType, Label, Literal, NodeKind};
 
@@ -21,6 +21,7 @@ pub(super) fn check(ir: &Ir, cx: &Context, out: &mut Vec<Finding>) {
             out.push(
                 Finding::new(Code::UnknownRole, at.clone(), format!("unknown role `{role}`"))
                     .label("no prompt for this role")
+                    .attr("role")
                     .help(format!(
                         "create `prompts/{role}.md` (or `.factory/agents/{role}.md`), or use a known role: {}",
                         known.join(", ")
@@ -57,11 +58,12 @@ fn edge(ir: &Ir, i: usize, e: &crate::ir::Edge, out: &mut Vec<Finding>) {
                 Code::LabelOnNonGate,
                 at.clone(),
                 format!(
-                    "`{label}` is a gate verdict, but `{}` is a {}",
-                    e.from, src.kind
+                    "`{label}` is a gate verdict, but `{}` is {}",
+                    e.from,
+                    a_kind(src.kind)
                 ),
             )
-            .label(format!("`{label}` edge from a {}", src.kind))
+            .label(format!("`{label}` edge from {}", a_kind(src.kind)))
             .help(format!(
                 "remove `.{label}`, or make `{}` a gate; only `fail` may leave any node",
                 e.from
@@ -145,7 +147,7 @@ fn knobs(ir: &Ir, out: &mut Vec<Finding>) {
                 Finding::new(
                     Code::OutOfBounds,
                     IrRef::Knob(k.name.clone()),
-                    format!("knob `{}` default {}: {problem}", k.name, k.default),
+                    format!("knob `{}`: default {} {problem}", k.name, k.default),
                 )
                 .label("out of bounds")
                 .help("change the default to a value inside the bounds, or widen the bounds"),

@@ -22,8 +22,10 @@ pub use templates::{RUNTIME_VARS, template_vars};
 pub enum IrRef {
     Workflow,
     Node(String),
-    /// Index into `Ir::edges`.
+    /// Index into `Ir::edges`; in source, where the edge's source is written.
     Edge(usize),
+    /// The same edge, located where its target is written (`b` in `a -> b`).
+    EdgeTarget(usize),
     Knob(String),
 }
 
@@ -38,6 +40,9 @@ pub struct Finding<At = IrRef> {
     pub label: String,
     pub labels: Vec<(At, String)>,
     pub help: String,
+    /// For a finding about a node: the attribute it is about (`role`, `task`), so a
+    /// source position can point at that attribute rather than the node's name.
+    pub attr: Option<String>,
 }
 
 impl<At> Finding<At> {
@@ -50,6 +55,7 @@ impl<At> Finding<At> {
             label: self.label,
             labels: self.labels.into_iter().map(|(a, t)| (f(a), t)).collect(),
             help: self.help,
+            attr: self.attr,
         }
     }
 
@@ -61,7 +67,13 @@ impl<At> Finding<At> {
             label: String::new(),
             labels: Vec::new(),
             help: String::new(),
+            attr: None,
         }
+    }
+
+    pub fn attr(mut self, key: impl Into<String>) -> Finding<At> {
+        self.attr = Some(key.into());
+        self
     }
 
     pub fn label(mut self, text: impl Into<String>) -> Finding<At> {
@@ -78,6 +90,19 @@ impl<At> Finding<At> {
         self.help = text.into();
         self
     }
+}
+
+/// A node kind with its indefinite article, for messages: "an agent", "a fork".
+pub fn a_kind(kind: crate::ir::NodeKind) -> String {
+    let name = kind.to_string();
+    // By sound: "an llm" (el-el-em), "an end".
+    let article =
+        if matches!(name.chars().next(), Some('a' | 'e' | 'i' | 'o' | 'u')) || name == "llm" {
+            "an"
+        } else {
+            "a"
+        };
+    format!("{article} {name}")
 }
 
 /// What the validator needs to know beyond the IR itself.

@@ -60,6 +60,7 @@ pub(super) fn check(ir: &Ir, out: &mut Vec<Finding>) {
                         ),
                     )
                     .label("unknown template variable")
+                    .attr(key)
                     .help(format!(
                         "use one of {}, or `knobs.<name>` for a knob of this workflow",
                         RUNTIME_VARS.join(", ")
