@@ -129,7 +129,13 @@ impl<'t> Driver<'t> {
                 let next_char = self.text[at..].chars().next().map_or(0, char::len_utf8);
                 let end = line_end(self.text, at).max(at + next_char);
                 self.error(at..end, message, help);
-                self.pos = resync(self.text, self.pos, &level);
+                let next = resync(self.text, self.pos, &level);
+                // Always make progress: a stray `}` at the top level resyncs to itself.
+                self.pos = if next > self.pos {
+                    next
+                } else {
+                    (line_end(self.text, self.pos) + 1).min(self.text.len())
+                };
                 None
             }
         }
