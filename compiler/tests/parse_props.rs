@@ -115,12 +115,12 @@ fn valid_workflow() -> impl Strategy<Value = String> {
         .prop_map(|(n, gates, bound, diamond, doc)| {
             let mut decls = Vec::new();
             let mut flow = vec!["start".to_string()];
-            for i in 0..n {
+            for (i, gated) in gates.iter().enumerate().take(n) {
                 decls.push(format!(
                     "    /// step {i}\n    agent a{i} {{ role: builder writes: \".factory/a{i}.md\" task: \"do {{{{goal}}}} {i}\" }}"
                 ));
                 flow.push(format!("a{i}"));
-                if gates[i] {
+                if *gated {
                     decls.push(format!("    gate g{i} by agent(ceo) \"ok {i}?\""));
                     flow.push(format!("g{i}"));
                 }
@@ -130,9 +130,9 @@ fn valid_workflow() -> impl Strategy<Value = String> {
             let mut stmts = Vec::new();
             let mut prev = flow[0].clone();
             for step in &flow[1..] {
-                if prev.starts_with('g') {
+                if let Some(n) = prev.strip_prefix('g') {
                     stmts.push(format!("{prev}.proceed -> {step}"));
-                    let target = format!("a{}", &prev[1..]);
+                    let target = format!("a{n}");
                     extra.push(format!("{prev}.reloop(max {bound}) -> {target}"));
                     extra.push(format!("{prev}.halt -> end"));
                 } else {
@@ -140,8 +140,8 @@ fn valid_workflow() -> impl Strategy<Value = String> {
                 }
                 prev = step.clone();
             }
-            if prev.starts_with('g') {
-                extra.push(format!("{prev}.reloop(max {bound}) -> a{}", &prev[1..]));
+            if let Some(n) = prev.strip_prefix('g') {
+                extra.push(format!("{prev}.reloop(max {bound}) -> a{n}"));
                 extra.push(format!("{prev}.halt -> end"));
             }
             let last = if diamond {
