@@ -94,32 +94,86 @@ pub enum CompileError {
     NoWorkflow(String),
 }
 
-/// Compiles a `.fwf` file (its first workflow, or `workflow` by name) or an IR text file
-/// to IR. Warnings are returned beside the IR; any error fails.
-pub fn compile_path(
-    path: &Path,
+/// Where a node was written: file key, 1-based line and column.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SourceLocation {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+}
+
+/// A compiled workflow: its IR, the warnings it had, and where each node came from.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    pub ir: Ir,
+    pub warnings: Vec<Located>,
+    /// Node id → where it is written (for instances: the `use` that brought it in).
+    pub locations: std::collections::BTreeMap<String, SourceLocation>,
+}
+
+/// Compiles a workflow named by a path (`.fwf`, or IR text `.fwir`) or by a mode name
+/// (`improve`: the project's `.factory/workflows/improve.fwf`, else the built-in mode).
+/// For a `.fwf` file, its first workflow or `workflow` by name. Any error fails.
+pub fn compile(
+    arg: &str,
+    project: &Path,
     workflow: Option<&str>,
-) -> Result<(Ir, Vec<Located>), CompileError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        CompileError::Io(std::io::Error::new(
-            e.kind(),
-            format!("{}: {e}", path.display()),
-        ))
-    })?;
-    let db = database_for(path);
-    if path.extension().is_some_and(|e| e == "fwir") {
-        let diags =
-            crate::ir_check::check_ir_text(&key_of(path), &text, db.roles().names(&db).clone());
+) -> Result<Compiled, CompileError> {
+    let Some(key) = host::resolve_workflow_arg(arg, project) else {
+        let known: Vec<String> = host::modes(project).into_iter().map(|m| m.name).collect();
+        return Err(CompileError::Io(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!(
+                "`{arg}` is neither a file nor a mode (modes: {})",
+                known.join(", ")
+            ),
+        )));
+    };
+    let path = Path::new(&key);
+    let anchor = if path.is_file() { path } else { project };
+    let db = database_for(anchor);
+    if key.ends_with(".fwir") {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            CompileError::Io(std::io::Error::new(
+                e.kind(),
+                format!("{}: {e}", path.display()),
+            ))
+        })?;
+        let diags = crate::ir_check::check_ir_text(&key, &text, db.roles().names(&db).clone());
         if diags.iter().any(|d| d.diagnostic.is_error()) {
             return Err(CompileError::Invalid(diags));
         }
-        let ir = crate::ir::text::parse_text(&text)
-            .map(|(ir, _)| ir)
-            .map_err(|_| CompileError::Invalid(diags.clone()))?;
-        return Ok((ir, diags));
+        let (ir, spans) =
+            crate::ir::parse_text(&text).map_err(|_| CompileError::Invalid(diags.clone()))?;
+        let locations = spans
+            .nodes
+            .iter()
+            .map(|(id, span)| {
+                let (line, column) = crate::diagnostic::line_col(&text, span.start);
+                (
+                    id.clone(),
+                    SourceLocation {
+                        file: key.clone(),
+                        line,
+                        column,
+                    },
+                )
+            })
+            .collect();
+        return Ok(Compiled {
+            ir,
+            warnings: diags,
+            locations,
+        });
     }
-    let key = key_of(path);
+    let key = if path.is_file() { key_of(path) } else { key };
     let file = db.file(&key);
+    if !file.exists(&db) {
+        return Err(CompileError::Io(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("{key}: cannot read the file"),
+        )));
+    }
     let diags: Vec<Located> = file_diagnostics(&db, file)
         .iter()
         .map(|d| Located {
@@ -138,11 +192,31 @@ pub fn compile_path(
             .find(|w| w.ir.workflow.name == name),
         None => lowered.workflows.first(),
     };
-    match found {
-        Some(w) => Ok((w.ir.clone(), diags)),
-        None => Err(CompileError::NoWorkflow(match workflow {
-            Some(name) => format!("{} has no workflow named `{name}`", path.display()),
-            None => format!("{} declares no workflow (only subgraphs?)", path.display()),
-        })),
+    let Some(w) = found else {
+        return Err(CompileError::NoWorkflow(match workflow {
+            Some(name) => format!("{key} has no workflow named `{name}`"),
+            None => format!("{key} declares no workflow (only subgraphs?)"),
+        }));
+    };
+    let mut locations = std::collections::BTreeMap::new();
+    for (id, at) in &w.origins.nodes {
+        let src = db.file(&at.file);
+        let map = &crate::db::parse_file(&db, src).map;
+        if let Some(span) = map.get(&at.loc) {
+            let (line, column) = crate::diagnostic::line_col(src.text(&db), span.start);
+            locations.insert(
+                id.clone(),
+                SourceLocation {
+                    file: at.file.clone(),
+                    line,
+                    column,
+                },
+            );
+        }
     }
+    Ok(Compiled {
+        ir: w.ir.clone(),
+        warnings: diags,
+        locations,
+    })
 }

@@ -23,8 +23,12 @@ pub const BUILTIN_ROLES: &[&str] = &[
     "strategist",
 ];
 
-/// Loads keys as file paths; `std/<name>.fwf` comes from the standard library
-/// directory when one is set.
+/// Key prefix of the built-in modes: `builtin/<name>.fwf`.
+pub const BUILTIN_PREFIX: &str = "builtin/";
+
+/// Loads keys as file paths. `std/<name>.fwf` comes from the standard library directory
+/// when one is set, else from the copy embedded in the binary; `builtin/<name>.fwf` is
+/// an embedded mode.
 #[derive(Debug, Clone, Default)]
 pub struct FsLoader {
     pub stdlib: Option<PathBuf>,
@@ -32,21 +36,93 @@ pub struct FsLoader {
 
 impl Loader for FsLoader {
     fn load(&self, key: &str) -> Option<String> {
-        let path = match key.strip_prefix("std/") {
-            Some(rest) => self.stdlib.as_ref()?.join(rest),
-            None => PathBuf::from(key),
-        };
-        std::fs::read_to_string(path).ok()
+        if let Some(rest) = key.strip_prefix("std/") {
+            return match &self.stdlib {
+                Some(dir) => std::fs::read_to_string(dir.join(rest)).ok(),
+                None => crate::builtin::stdlib(rest.strip_suffix(".fwf")?).map(str::to_string),
+            };
+        }
+        if let Some(rest) = key.strip_prefix(BUILTIN_PREFIX) {
+            return crate::builtin::workflow(rest.strip_suffix(".fwf")?).map(str::to_string);
+        }
+        std::fs::read_to_string(key).ok()
     }
 }
 
-/// The standard library directory: `$FACTORY_STDLIB`, else a `stdlib/` directory in
-/// `start` or one of its ancestors.
-pub fn find_stdlib(start: &Path) -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("FACTORY_STDLIB") {
-        return Some(PathBuf::from(dir));
+/// A standard library directory on disk overriding the embedded one:
+/// `$FACTORY_STDLIB` when set (for developing the standard library itself).
+pub fn find_stdlib(_start: &Path) -> Option<PathBuf> {
+    std::env::var_os("FACTORY_STDLIB").map(PathBuf::from)
+}
+
+/// Where a mode comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModeSource {
+    /// Embedded in the binary.
+    BuiltIn,
+    /// The project's `.factory/workflows/<name>.fwf`.
+    Project(PathBuf),
+}
+
+/// A mode available in a project.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mode {
+    pub name: String,
+    /// Database key of its source.
+    pub key: String,
+    pub source: ModeSource,
+    /// True when a project file overrides a built-in mode of the same name.
+    pub overrides: bool,
+}
+
+/// Every mode available in `project`: the project's `.factory/workflows/*.fwf`, then the
+/// built-in modes they do not override; sorted by name.
+pub fn modes(project: &Path) -> Vec<Mode> {
+    let mut out: Vec<Mode> = Vec::new();
+    let dir = project.join(".factory").join("workflows");
+    if let Ok(entries) = std::fs::read_dir(&dir) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().is_some_and(|e| e == "fwf")
+                && let Some(name) = path.file_stem().and_then(|s| s.to_str())
+            {
+                out.push(Mode {
+                    name: name.to_string(),
+                    key: path.to_string_lossy().into_owned(),
+                    overrides: crate::builtin::workflow(name).is_some(),
+                    source: ModeSource::Project(path.clone()),
+                });
+            }
+        }
     }
-    find_up(start, "stdlib")
+    for (name, _) in crate::builtin::workflows() {
+        if !out.iter().any(|m| m.name == name) {
+            out.push(Mode {
+                name: name.to_string(),
+                key: format!("{BUILTIN_PREFIX}{name}.fwf"),
+                source: ModeSource::BuiltIn,
+                overrides: false,
+            });
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// The database key for a workflow argument: an existing file path as given, else a
+/// mode name (the project's override first, then the built-in mode).
+pub fn resolve_workflow_arg(arg: &str, project: &Path) -> Option<String> {
+    let path = Path::new(arg);
+    if path.is_file() {
+        return Some(arg.to_string());
+    }
+    if arg.contains('/') || arg.ends_with(".fwf") || arg.ends_with(".fwir") {
+        return None;
+    }
+    modes(project)
+        .into_iter()
+        .find(|m| m.name == arg)
+        .map(|m| m.key)
 }
 
 fn find_up(start: &Path, name: &str) -> Option<PathBuf> {
@@ -61,6 +137,11 @@ fn find_up(start: &Path, name: &str) -> Option<PathBuf> {
 /// `start` or an ancestor, and the project's `.factory/agents/<role>.md`.
 pub fn discover_roles(start: &Path) -> BTreeSet<String> {
     let mut roles: BTreeSet<String> = BUILTIN_ROLES.iter().map(|r| r.to_string()).collect();
+    roles.extend(
+        crate::builtin::prompts()
+            .into_iter()
+            .map(|(role, _)| role.to_string()),
+    );
     for dir in [
         find_up(start, "prompts"),
         find_up(start, ".factory").map(|d| d.join("agents")),

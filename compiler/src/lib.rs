@@ -1,5 +1,6 @@
 //! The `.fwf` workflow language: parser, salsa database, diagnostics, IR and emitters.
 
+pub mod builtin;
 pub mod check;
 pub mod db;
 pub mod diagnostic;

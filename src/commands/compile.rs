@@ -18,8 +18,9 @@ Exit status: 0 compiled, 1 the workflow has errors, 2 a file could not be read o
     after_help = "Examples:\n  factory compile workflows/improve.fwf --emit ir > improve.fwir\n  factory compile improve.fwir --emit ir        # the same text, byte for byte\n  factory compile improve.fwf --emit dot | dot -Tsvg > improve.svg\n  factory compile improve.fwf --emit mermaid -o improve.mmd"
 )]
 pub struct Args {
-    /// The workflow file.
-    #[arg(value_name = "FILE")]
+    /// The workflow: a .fwf or .fwir file, or a mode name (`improve`), which resolves to
+    /// the project's .factory/workflows/<name>.fwf or else the built-in mode.
+    #[arg(value_name = "FILE|MODE")]
     file: PathBuf,
     /// What to produce.
     #[arg(long, value_enum, default_value_t = Emit::Ir)]
@@ -45,8 +46,10 @@ enum Emit {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    let (ir, warnings) = match driver::compile_path(&args.file, args.workflow.as_deref()) {
-        Ok(done) => done,
+    let project = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let arg = args.file.to_string_lossy();
+    let (ir, warnings) = match driver::compile(&arg, &project, args.workflow.as_deref()) {
+        Ok(done) => (done.ir, done.warnings),
         Err(CompileError::Io(err)) => {
             let err = miette::miette!(help = "check that the file exists and is readable", "{err}");
             return super::report(err, USAGE);
