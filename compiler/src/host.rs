@@ -201,3 +201,29 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     }
     Ok(())
 }
+
+/// Formats one file in place with [`crate::format::format`]; returns whether it changed.
+/// With `check`, nothing is written. The new text goes to a temporary file beside it and
+/// is renamed over the original, so an interrupted run never leaves half a file.
+pub fn format_file(path: &Path, check: bool) -> std::io::Result<bool> {
+    let with_path =
+        |e: std::io::Error| std::io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+    let text = std::fs::read_to_string(path).map_err(with_path)?;
+    let formatted = crate::format::format(&text);
+    if formatted == text {
+        return Ok(false);
+    }
+    if !check {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = path.with_file_name(format!(".{name}.fmt-tmp"));
+        std::fs::write(&tmp, &formatted).map_err(with_path)?;
+        if let Err(e) = std::fs::rename(&tmp, path) {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(with_path(e));
+        }
+    }
+    Ok(true)
+}

@@ -6,6 +6,7 @@ pub mod db;
 pub mod diagnostic;
 pub mod driver;
 pub mod emit;
+pub mod format;
 pub mod host;
 pub mod ir;
 mod ir_check;

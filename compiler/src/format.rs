@@ -1,0 +1,256 @@
+//! The canonical formatter for `.fwf` files, shared by `factory fmt` and the language
+//! server.
+//!
+//! It works on tokens, not on the syntax tree: the tree drops comments, and a file with a
+//! syntax error must still format without losing text. Line breaks are the author's; the
+//! formatter only re-indents each line by bracket depth (4 spaces), normalises the spaces
+//! between tokens, trims trailing whitespace, keeps at most one blank line and ends the
+//! file with one newline. Strings and comments are copied byte for byte.
+
+/// Indentation per bracket level.
+const INDENT: &str = "    ";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// `{`, `(`, `[`
+    Open,
+    /// `}`, `)`, `]`
+    Close,
+    Arrow,
+    Comma,
+    Colon,
+    Equals,
+    /// `..=` in a range.
+    Range,
+    Str,
+    Comment,
+    Word,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Token<'a> {
+    kind: Kind,
+    text: &'a str,
+    /// Whitespace characters before the token on its line (kept before trailing comments).
+    gap: usize,
+}
+
+/// Formats a whole source text. Never fails: text the formatter does not understand is
+/// kept as it is.
+pub fn format(text: &str) -> String {
+    let lines: Vec<Vec<Token<'_>>> = text.split('\n').map(tokenize_line).collect();
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut depth: usize = 0;
+    // The last non-blank line written, and whether blank lines were seen after it.
+    let mut last_opened = true;
+    let mut pending_blank = false;
+    let mut wrote_any = false;
+    for tokens in &lines {
+        if tokens.is_empty() {
+            pending_blank = wrote_any;
+            continue;
+        }
+        let starts_closed = tokens[0].kind == Kind::Close;
+        if pending_blank && !last_opened && !starts_closed {
+            out.push('\n');
+        }
+        pending_blank = false;
+        let closers = tokens.iter().take_while(|t| t.kind == Kind::Close).count();
+        let indent = depth.saturating_sub(closers.min(1));
+        for _ in 0..indent {
+            out.push_str(INDENT);
+        }
+        write_line(&mut out, tokens);
+        out.push('\n');
+        wrote_any = true;
+        for t in tokens {
+            match t.kind {
+                Kind::Open => depth += 1,
+                Kind::Close => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        last_opened = tokens
+            .iter()
+            .rev()
+            .find(|t| t.kind != Kind::Comment)
+            .is_some_and(|t| t.kind == Kind::Open);
+    }
+    out
+}
+
+/// True when `text` is already formatted.
+pub fn is_formatted(text: &str) -> bool {
+    format(text) == text
+}
+
+fn write_line(out: &mut String, tokens: &[Token<'_>]) {
+    let mut prev: Option<Token<'_>> = None;
+    for &t in tokens {
+        if let Some(p) = prev {
+            let space = if t.kind == Kind::Comment {
+                " ".repeat(t.gap.max(1))
+            } else if needs_space(p, t) {
+                " ".to_string()
+            } else {
+                String::new()
+            };
+            out.push_str(&space);
+        }
+        out.push_str(t.text);
+        prev = Some(t);
+    }
+}
+
+/// Whether one space separates `a` from the token `b` that follows it on a line.
+fn needs_space(a: Token<'_>, b: Token<'_>) -> bool {
+    use Kind::*;
+    match (a.kind, b.kind) {
+        (_, Comma | Colon) => false,
+        (Range, _) | (_, Range) => false,
+        (Open, Close) => false,
+        (Open, _) => a.text == "{",
+        (_, Close) => b.text == "}",
+        // `min_size(200)`, `agent(ceo)`, `qa(fix: x)`, `reloop(max 2)`: no space before a
+        // call's parenthesis; `in [..]`, `-> (..` keep theirs.
+        (Word | Close, Open) => b.text != "(",
+        _ => true,
+    }
+}
+
+fn tokenize_line(line: &str) -> Vec<Token<'_>> {
+    let bytes = line.as_bytes();
+    let mut tokens = Vec::new();
+    let mut i = 0;
+    let mut gap = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c == b' ' || c == b'\t' || c == b'\r' {
+            gap += 1;
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let kind = match c {
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                i = line.trim_end().len().max(i + 2);
+                Kind::Comment
+            }
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                i = (i + 1).min(bytes.len());
+                if i == bytes.len() {
+                    // An unterminated string runs to the end of the line.
+                    i = start + line[start..].trim_end().len();
+                }
+                Kind::Str
+            }
+            b'{' | b'(' | b'[' => {
+                i += 1;
+                Kind::Open
+            }
+            b'}' | b')' | b']' => {
+                i += 1;
+                Kind::Close
+            }
+            b',' => {
+                i += 1;
+                Kind::Comma
+            }
+            b':' => {
+                i += 1;
+                Kind::Colon
+            }
+            b'=' => {
+                i += 1;
+                Kind::Equals
+            }
+            _ if line[i..].starts_with("->") => {
+                i += 2;
+                Kind::Arrow
+            }
+            _ if line[i..].starts_with("..=") => {
+                i += 3;
+                Kind::Range
+            }
+            _ => {
+                i += char_len(line, i);
+                while i < bytes.len() && !ends_word(&line[i..]) {
+                    i += char_len(line, i);
+                }
+                Kind::Word
+            }
+        };
+        // A backslash before a multi-byte character may land inside it.
+        while !line.is_char_boundary(i) {
+            i += 1;
+        }
+        tokens.push(Token {
+            kind,
+            text: &line[start..i],
+            gap,
+        });
+        gap = 0;
+    }
+    tokens
+}
+
+fn char_len(line: &str, i: usize) -> usize {
+    line[i..].chars().next().map_or(1, char::len_utf8)
+}
+
+fn ends_word(rest: &str) -> bool {
+    let Some(c) = rest.bytes().next() else {
+        return true;
+    };
+    matches!(
+        c,
+        b' ' | b'\t' | b'\r' | b'"' | b'{' | b'}' | b'(' | b')' | b'[' | b']' | b',' | b':' | b'='
+    ) || rest.starts_with("->")
+        || rest.starts_with("..=")
+        || rest.starts_with("//")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format;
+
+    #[test]
+    fn reindents_and_spaces_tokens() {
+        let src = "workflow w{\n  agent a{role:builder}\nflow{\nstart->a ->end\n}\n}";
+        assert_eq!(
+            format(src),
+            "workflow w {\n    agent a { role: builder }\n    flow {\n        start -> a -> end\n    }\n}\n"
+        );
+    }
+
+    #[test]
+    fn keeps_strings_and_comments_verbatim() {
+        let src = "fn  t   \"a  ->  b,c\"  // x   ->y  \n";
+        assert_eq!(format(src), "fn t \"a  ->  b,c\"  // x   ->y\n");
+    }
+
+    #[test]
+    fn collapses_blank_lines() {
+        let src = "\n\nworkflow w {\n\n\n    agent a\n\n\n\n    agent b\n\n}\n\n\n";
+        assert_eq!(format(src), "workflow w {\n    agent a\n\n    agent b\n}\n");
+    }
+
+    #[test]
+    fn calls_ranges_and_choices() {
+        let src = "knob k : int=3 in 1 ..= 5\nknob s: string = \"a\" in [ \"a\" , \"b\" ]\ngate g by agent (ceo)\nagent a { check: exists , min_size ( 200 ) }\n";
+        assert_eq!(
+            format(src),
+            "knob k: int = 3 in 1..=5\nknob s: string = \"a\" in [\"a\", \"b\"]\ngate g by agent(ceo)\nagent a { check: exists, min_size(200) }\n"
+        );
+    }
+
+    #[test]
+    fn empty_text_stays_empty() {
+        assert_eq!(format(""), "");
+        assert_eq!(format("\n\n"), "");
+    }
+}
