@@ -26,6 +26,10 @@ enum Command {
     Check(commands::check::Args),
     /// Compile a workflow to IR, JSON, dot or mermaid.
     Compile(commands::compile::Args),
+    /// Format workflow files in place, or check that they are formatted.
+    Fmt(commands::fmt::Args),
+    /// Run the language server for .fwf files over stdio.
+    Lsp(commands::lsp::Args),
     /// Parse factory.md into .factory/config.json and ignore .factory/ in git.
     Init(commands::init::Args),
     /// Print the project's state (no_repo, incomplete, no_factory, ...).
@@ -57,6 +61,8 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check(args) => commands::check::run(args),
         Command::Compile(args) => commands::compile::run(args),
+        Command::Fmt(args) => commands::fmt::run(args),
+        Command::Lsp(args) => commands::lsp::run(args),
         Command::Init(args) => commands::init::run(args),
         Command::Detect(args) => commands::detect::run(args),
         Command::Begin(args) => commands::begin::run(args),

@@ -1,1 +1,14 @@
-//! The factory language server (placeholder until the LSP issue lands).
+//! The factory language server: diagnostics as you type, hover, go to definition,
+//! references, rename, outline, completion and formatting for `.fwf` workflows. It
+//! reuses the compiler's salsa database and diagnostics unchanged; no rule is
+//! implemented twice.
+
+pub mod convert;
+pub mod handlers;
+pub mod lookup;
+pub mod paths;
+pub mod position;
+pub mod server;
+pub mod world;
+
+pub use server::{ServerError, run_stdio, serve};

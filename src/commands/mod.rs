@@ -5,6 +5,8 @@
 
 pub mod check;
 pub mod compile;
+pub mod fmt;
+pub mod lsp;
 
 use std::process::ExitCode;
 

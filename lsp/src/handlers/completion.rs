@@ -1,0 +1,214 @@
+//! Completion by context: node ids inside `flow`, verdict labels after `gate.`, roles
+//! after `role:` or `agent(`, attribute keys inside a node's braces, knob names after
+//! `{{knobs.`, and declaration keywords elsewhere.
+
+use factory_compiler::ir::NodeKind;
+use factory_compiler::lower::ALLOWED_ATTRS;
+use lsp_types::{CompletionItem, CompletionItemKind, CompletionParams, CompletionResponse};
+
+use super::{DocView, Result};
+use crate::lookup::{self, TokKind};
+use crate::world::World;
+
+const BODY_KEYWORDS: &[&str] = &[
+    "agent", "fn", "gate", "fork", "join", "select", "study", "llm", "knob", "input", "use",
+    "parallel", "flow", "import",
+];
+
+pub fn completion(
+    world: &mut World,
+    params: CompletionParams,
+) -> Result<Option<CompletionResponse>> {
+    let p = params.text_document_position;
+    let doc = DocView::new(world, &p.text_document.uri)?;
+    let offset = doc.offset(p.position);
+    let items = complete(world, &doc, offset);
+    Ok(Some(CompletionResponse::Array(items)))
+}
+
+pub fn complete(world: &World, doc: &DocView<'_>, offset: usize) -> Vec<CompletionItem> {
+    let text = doc.text;
+    let line = &text[lookup::line_start(text, offset)..offset];
+    let word_start = line.len()
+        - line
+            .trim_end_matches(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            .len();
+    let before = line[..word_start].trim_end();
+    let decl = lookup::decl_at(doc.parsed, offset);
+
+    if let Some(open) = line.rfind("{{")
+        && !line[open..].contains("}}")
+    {
+        let inner = &line[open + 2..];
+        if inner.trim_start().starts_with("knobs.") {
+            let knobs = decl
+                .map(|d| d.body.knobs.iter().map(|k| k.name.clone()).collect())
+                .unwrap_or_default();
+            return items(knobs, CompletionItemKind::CONSTANT, "knob");
+        }
+        let mut vars: Vec<String> = [
+            "project_path",
+            "exp_id",
+            "goal",
+            "run_id",
+            "iteration",
+            "hypothesis",
+            "branch",
+            "worktree",
+            "node",
+            "verdict",
+            "score_before",
+            "score_after",
+            "knobs.",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        if let Some(d) = decl {
+            vars.extend(d.params.iter().map(|p| p.name.clone()));
+        }
+        return items(vars, CompletionItemKind::VARIABLE, "template variable");
+    }
+    if before.ends_with("role:") || before.ends_with("agent(") {
+        return items(
+            world.roles().iter().cloned().collect(),
+            CompletionItemKind::CLASS,
+            "role",
+        );
+    }
+    let (block_head, scope) = enclosing_block(doc, offset);
+    let in_flow = block_head.trim_end().ends_with("flow");
+    if in_flow {
+        let scope = scope.unwrap_or_default();
+        if let Some(gate) = before
+            .strip_suffix('.')
+            .filter(|g| !g.contains(char::is_whitespace))
+            .map(|g| {
+                g.rsplit(|c: char| c.is_whitespace() || c == ',' || c == '>')
+                    .next()
+                    .unwrap_or(g)
+            })
+        {
+            let is_gate = lookup::body(doc.parsed, &scope)
+                .and_then(|b| b.nodes.iter().find(|n| n.name == gate))
+                .is_some_and(|n| n.kind == NodeKind::Gate);
+            let labels: &[&str] = if is_gate {
+                &["proceed", "reloop", "halt", "fail"]
+            } else {
+                &["fail"]
+            };
+            return items(
+                labels.iter().map(|s| s.to_string()).collect(),
+                CompletionItemKind::ENUM_MEMBER,
+                "verdict",
+            );
+        }
+        let mut names = vec!["start".to_string(), "end".to_string()];
+        if let Some(b) = lookup::body(doc.parsed, &scope) {
+            names.extend(b.nodes.iter().map(|n| n.name.clone()));
+            names.extend(b.uses.iter().map(|u| u.alias.clone()));
+            names.extend(b.parallels.iter().map(|p| p.name.clone()));
+        }
+        return items(names, CompletionItemKind::VARIABLE, "node");
+    }
+    // Inside a node's attribute block: the keys its kind accepts.
+    let head_words: Vec<&str> = block_head.split_whitespace().collect();
+    if let Some(kind) = head_words.iter().rev().find_map(|w| node_kind(w))
+        && !before.ends_with(':')
+    {
+        let keys = ALLOWED_ATTRS
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, keys)| *keys)
+            .unwrap_or(&[]);
+        return keys
+            .iter()
+            .map(|k| CompletionItem {
+                label: k.to_string(),
+                kind: Some(CompletionItemKind::PROPERTY),
+                detail: Some(format!("{kind} attribute")),
+                insert_text: Some(format!("{k}: ")),
+                ..Default::default()
+            })
+            .collect();
+    }
+    if before.is_empty() {
+        let kws: Vec<String> = if decl.is_some() && !block_head.is_empty() {
+            BODY_KEYWORDS.iter().map(|s| s.to_string()).collect()
+        } else {
+            ["workflow", "headless", "subgraph", "import"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect()
+        };
+        return items(kws, CompletionItemKind::KEYWORD, "keyword");
+    }
+    Vec::new()
+}
+
+fn node_kind(word: &str) -> Option<NodeKind> {
+    Some(match word {
+        "agent" => NodeKind::Agent,
+        "fn" => NodeKind::Fn,
+        "gate" => NodeKind::Gate,
+        "select" => NodeKind::Select,
+        "study" => NodeKind::Study,
+        "llm" => NodeKind::Llm,
+        _ => return None,
+    })
+}
+
+/// The text before the innermost `{` still open at `offset` (on that brace's line), and
+/// the scope (declaration, or `decl/parallel`) that holds it.
+fn enclosing_block(doc: &DocView<'_>, offset: usize) -> (String, Option<String>) {
+    let text = doc.text;
+    let mut stack: Vec<usize> = Vec::new();
+    for t in lookup::tokens(text) {
+        if t.span.start >= offset {
+            break;
+        }
+        if t.kind != TokKind::Other {
+            continue;
+        }
+        match &text[t.span.clone()] {
+            "{" => stack.push(t.span.start),
+            "}" => {
+                stack.pop();
+            }
+            _ => {}
+        }
+    }
+    let Some(&open) = stack.last() else {
+        return (String::new(), None);
+    };
+    let head = text[lookup::line_start(text, open)..open].to_string();
+    let decl = lookup::decl_at(doc.parsed, offset).map(|d| d.name.clone());
+    // Parallel blocks between the declaration and the cursor narrow the scope.
+    let mut scope = decl.clone();
+    for &o in &stack[..stack.len().saturating_sub(0)] {
+        let h = &text[lookup::line_start(text, o)..o];
+        let mut w = h.split_whitespace();
+        if w.next() == Some("parallel")
+            && let Some(name) = w.next()
+        {
+            let name: String = name
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            scope = scope.map(|s| format!("{s}/{name}"));
+        }
+    }
+    (head, scope)
+}
+
+fn items(labels: Vec<String>, kind: CompletionItemKind, detail: &str) -> Vec<CompletionItem> {
+    labels
+        .into_iter()
+        .map(|label| CompletionItem {
+            label,
+            kind: Some(kind),
+            detail: Some(detail.to_string()),
+            ..Default::default()
+        })
+        .collect()
+}

@@ -1,0 +1,92 @@
+//! Go to definition and find references.
+
+use factory_compiler::check::import_closure;
+use factory_compiler::db::{Db, import_key, parse_file};
+use factory_compiler::syntax::Loc;
+use lsp_types::{
+    GotoDefinitionParams, GotoDefinitionResponse, Location, Position, Range, ReferenceParams,
+};
+
+use super::{DocView, Result};
+use crate::lookup::{self, Symbol};
+use crate::paths::{key_to_uri, path_to_uri};
+use crate::position::LineIndex;
+use crate::world::World;
+
+pub fn definition(
+    world: &mut World,
+    params: GotoDefinitionParams,
+) -> Result<Option<GotoDefinitionResponse>> {
+    let p = params.text_document_position_params;
+    let doc = DocView::new(world, &p.text_document.uri)?;
+    let Some(hit) = lookup::symbol_at(doc.parsed, doc.text, doc.offset(p.position)) else {
+        return Ok(None);
+    };
+    let file_start = Range::new(Position::new(0, 0), Position::new(0, 0));
+    let location = match &hit.symbol {
+        Symbol::Import { index } => {
+            let Some(imp) = doc.parsed.ast.imports.get(*index) else {
+                return Ok(None);
+            };
+            let key = import_key(&doc.key, &imp.path);
+            disk_key(world, &key)
+                .and_then(|k| key_to_uri(&k))
+                .map(|uri| Location::new(uri, file_start))
+        }
+        Symbol::Role { name } => super::hover::prompt_path(&doc.key, name)
+            .and_then(|p| path_to_uri(&p))
+            .map(|uri| Location::new(uri, file_start)),
+        Symbol::Subgraph { name } if lookup::declaration(doc.parsed, &hit.symbol).is_none() => {
+            subgraph_elsewhere(world, &doc.key, name)
+        }
+        symbol => lookup::declaration(doc.parsed, symbol)
+            .map(|span| Location::new(p.text_document.uri.clone(), doc.range(&span))),
+    };
+    Ok(location.map(GotoDefinitionResponse::Scalar))
+}
+
+/// The key of a file that is on disk (the embedded standard library is not, unless
+/// `$FACTORY_STDLIB` names a directory).
+fn disk_key(world: &World, key: &str) -> Option<String> {
+    if !world.db.file(key).exists(&world.db) {
+        return None;
+    }
+    if let Some(rest) = key.strip_prefix("std/") {
+        let dir = factory_compiler::host::find_stdlib(std::path::Path::new("."))?;
+        return Some(dir.join(rest).to_string_lossy().into_owned());
+    }
+    key.starts_with('/').then(|| key.to_string())
+}
+
+fn subgraph_elsewhere(world: &World, key: &str, name: &str) -> Option<Location> {
+    let file = world.db.file(key);
+    for f in &import_closure(&world.db, file).files {
+        let parsed = parse_file(&world.db, *f);
+        if let Some(span) = parsed.map.get(&Loc::Decl(name.to_string())) {
+            let fkey = disk_key(world, f.key(&world.db))?;
+            let text = f.text(&world.db);
+            return Some(Location::new(
+                key_to_uri(&fkey)?,
+                LineIndex::new(text).range(span),
+            ));
+        }
+    }
+    None
+}
+
+pub fn references(world: &mut World, params: ReferenceParams) -> Result<Option<Vec<Location>>> {
+    let p = params.text_document_position;
+    let doc = DocView::new(world, &p.text_document.uri)?;
+    let Some(hit) = lookup::symbol_at(doc.parsed, doc.text, doc.offset(p.position)) else {
+        return Ok(None);
+    };
+    let decl = lookup::declaration(doc.parsed, &hit.symbol);
+    let spans = lookup::references(doc.parsed, doc.text, &hit.symbol);
+    Ok(Some(
+        spans
+            .into_iter()
+            .filter(|s| params.context.include_declaration || Some(s) != decl.as_ref())
+            .map(|s| Location::new(p.text_document.uri.clone(), doc.range(&s)))
+            .collect(),
+    ))
+}

@@ -1,0 +1,519 @@
+//! What is under the cursor, where it is declared and where it is used: the name lookup
+//! every feature shares. It works from the parser's source map (declarations, flow terms,
+//! arguments, bounds) and, for names the map does not hold (roles, knob names in
+//! attribute values and templates), from the tokens of the text.
+
+use std::ops::Range;
+
+use factory_compiler::ir::Label;
+use factory_compiler::syntax::{Body, Decl, Loc, Parsed};
+
+/// A named thing of a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Symbol {
+    /// A node, a `use` instance or a `parallel` block, declared in `scope`.
+    Node {
+        scope: String,
+        name: String,
+    },
+    Knob {
+        workflow: String,
+        name: String,
+    },
+    Param {
+        decl: String,
+        name: String,
+    },
+    Decl {
+        name: String,
+    },
+    /// The subgraph named by a `use`.
+    Subgraph {
+        name: String,
+    },
+    Import {
+        index: usize,
+    },
+    Role {
+        name: String,
+    },
+}
+
+/// A symbol and the span of the text that names it at the cursor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hit {
+    pub symbol: Symbol,
+    pub span: Range<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokKind {
+    Ident,
+    Str,
+    Comment,
+    Other,
+}
+
+#[derive(Debug, Clone)]
+pub struct Tok {
+    pub kind: TokKind,
+    pub span: Range<usize>,
+}
+
+/// Identifiers, strings and comments of a text (everything else is one `Other` per char).
+pub fn tokens(text: &str) -> Vec<Tok> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let start = i;
+        let kind = if b[i] == b'/' && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+            TokKind::Comment
+        } else if b[i] == b'"' {
+            i += 1;
+            while i < b.len() && b[i] != b'"' && b[i] != b'\n' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            i = (i + 1).min(b.len());
+            TokKind::Str
+        } else if b[i].is_ascii_alphabetic() || b[i] == b'_' {
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            TokKind::Ident
+        } else {
+            i += 1;
+            while i < b.len() && !text.is_char_boundary(i) {
+                i += 1;
+            }
+            if b[start].is_ascii_whitespace() {
+                continue;
+            }
+            TokKind::Other
+        };
+        while i < b.len() && !text.is_char_boundary(i) {
+            i += 1;
+        }
+        out.push(Tok {
+            kind,
+            span: start..i.min(b.len()),
+        });
+    }
+    out
+}
+
+pub fn is_ident(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The declaration (`workflow`/`subgraph`) whose text contains `offset`.
+pub fn decl_at(parsed: &Parsed, offset: usize) -> Option<&Decl> {
+    let mut best: Option<(&Decl, usize)> = None;
+    for d in &parsed.ast.decls {
+        if let Some(span) = parsed.map.get(&Loc::Decl(d.name.clone()))
+            && span.start <= offset
+            && best.is_none_or(|(_, s)| span.start > s)
+        {
+            best = Some((d, span.start));
+        }
+    }
+    best.map(|(d, _)| d)
+}
+
+/// The text range of declaration `name`: from its line to the next declaration's line.
+pub fn decl_range(parsed: &Parsed, text: &str, name: &str) -> Range<usize> {
+    let Some(span) = parsed.map.get(&Loc::Decl(name.to_string())) else {
+        return 0..0;
+    };
+    let start = line_start(text, span.start);
+    let end = parsed
+        .ast
+        .decls
+        .iter()
+        .filter_map(|d| parsed.map.get(&Loc::Decl(d.name.clone())))
+        .filter(|s| s.start > span.start)
+        .map(|s| line_start(text, s.start))
+        .min()
+        .unwrap_or(text.len());
+    start..end.max(start)
+}
+
+pub fn line_start(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())]
+        .rfind('\n')
+        .map_or(0, |i| i + 1)
+}
+
+/// The body a scope names: `decl`, or `decl/parallel/...`.
+pub fn body<'a>(parsed: &'a Parsed, scope: &str) -> Option<&'a Body> {
+    let mut parts = scope.split('/');
+    let decl = parsed
+        .ast
+        .decls
+        .iter()
+        .find(|d| Some(d.name.as_str()) == parts.next())?;
+    let mut body = &decl.body;
+    for p in parts {
+        body = &body.parallels.iter().find(|x| x.name == p)?.body;
+    }
+    Some(body)
+}
+
+fn root(scope: &str) -> &str {
+    scope.split('/').next().unwrap_or(scope)
+}
+
+/// The span declaring a node-like name in exactly `scope`.
+pub fn node_decl_span(parsed: &Parsed, scope: &str, name: &str) -> Option<Range<usize>> {
+    let (s, n) = (scope.to_string(), name.to_string());
+    [
+        Loc::Node(s.clone(), n.clone()),
+        Loc::Use(s.clone(), n.clone()),
+        Loc::Parallel(s, n),
+    ]
+    .iter()
+    .find_map(|l| parsed.map.get(l).cloned())
+}
+
+/// What `name`, written in `scope`, refers to: a node of the scope (or an enclosing one),
+/// a knob of the workflow, or a parameter of the subgraph.
+pub fn resolve(parsed: &Parsed, scope: &str, name: &str) -> Option<Symbol> {
+    let mut s = scope;
+    loop {
+        if node_decl_span(parsed, s, name).is_some() {
+            return Some(Symbol::Node {
+                scope: s.to_string(),
+                name: name.to_string(),
+            });
+        }
+        match s.rfind('/') {
+            Some(i) => s = &s[..i],
+            None => break,
+        }
+    }
+    let r = root(scope);
+    if parsed.map.contains_key(&Loc::Knob(r.into(), name.into())) {
+        return Some(Symbol::Knob {
+            workflow: r.into(),
+            name: name.into(),
+        });
+    }
+    if parsed.map.contains_key(&Loc::Param(r.into(), name.into())) {
+        return Some(Symbol::Param {
+            decl: r.into(),
+            name: name.into(),
+        });
+    }
+    None
+}
+
+/// The name a flow term stands for (`review.reloop` → `review`).
+pub fn term_name(text: &str) -> &str {
+    match text.rsplit_once('.') {
+        Some((head, last)) if Label::parse(last).is_some() => head,
+        _ => text,
+    }
+}
+
+/// The symbol under the cursor at byte `offset`.
+pub fn symbol_at(parsed: &Parsed, text: &str, offset: usize) -> Option<Hit> {
+    let mut best: Option<(&Loc, &Range<usize>)> = None;
+    for (loc, span) in &parsed.map {
+        if span.start <= offset
+            && offset <= span.end
+            && best.is_none_or(|(_, b)| span.len() < b.len())
+        {
+            best = Some((loc, span));
+        }
+    }
+    if let Some((loc, span)) = best
+        && let Some(hit) = from_loc(parsed, text, loc, span, offset)
+    {
+        return Some(hit);
+    }
+    from_word(parsed, text, offset)
+}
+
+fn from_loc(
+    parsed: &Parsed,
+    text: &str,
+    loc: &Loc,
+    span: &Range<usize>,
+    offset: usize,
+) -> Option<Hit> {
+    let word = text.get(span.clone())?;
+    let hit = |symbol| {
+        Some(Hit {
+            symbol,
+            span: span.clone(),
+        })
+    };
+    match loc {
+        Loc::Node(s, n) | Loc::Use(s, n) | Loc::Parallel(s, n) => hit(Symbol::Node {
+            scope: s.clone(),
+            name: n.clone(),
+        }),
+        Loc::Knob(s, n) => hit(Symbol::Knob {
+            workflow: root(s).into(),
+            name: n.clone(),
+        }),
+        Loc::Param(d, n) => hit(Symbol::Param {
+            decl: d.clone(),
+            name: n.clone(),
+        }),
+        Loc::Decl(n) => hit(Symbol::Decl { name: n.clone() }),
+        Loc::Import(i) => hit(Symbol::Import { index: *i }),
+        Loc::UseSubgraph(_, _) => hit(Symbol::Subgraph { name: word.into() }),
+        Loc::Term(s, ..) => {
+            let name = term_name(word);
+            // The cursor on the label (`.reloop`) still means the node.
+            let symbol = resolve(parsed, s, name)?;
+            Some(Hit {
+                symbol,
+                span: span.start..span.start + name.len(),
+            })
+        }
+        Loc::UseArg(s, _, _) | Loc::ParallelArg(s, _, _) | Loc::Bound(s, ..) => {
+            // The span holds a value; the name is the identifier under the cursor.
+            let tok = tokens(word).into_iter().find(|t| {
+                t.kind == TokKind::Ident
+                    && span.start + t.span.start <= offset
+                    && offset <= span.start + t.span.end
+            })?;
+            let name = &word[tok.span.clone()];
+            if name == "max" {
+                return None;
+            }
+            Some(Hit {
+                symbol: resolve(parsed, s, name)?,
+                span: span.start + tok.span.start..span.start + tok.span.end,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Names the source map does not hold: a role after `role:` or `agent(`, a knob or
+/// parameter named in an attribute value or a `{{knobs.x}}` template.
+fn from_word(parsed: &Parsed, text: &str, offset: usize) -> Option<Hit> {
+    let toks = tokens(text);
+    let i = toks
+        .iter()
+        .position(|t| t.span.start <= offset && offset <= t.span.end && t.kind != TokKind::Other)?;
+    let tok = &toks[i];
+    let decl = decl_at(parsed, offset)?;
+    if tok.kind == TokKind::Str {
+        // `{{knobs.name}}` or `{{param}}` inside a template.
+        let s = &text[tok.span.clone()];
+        let rel = offset - tok.span.start;
+        let open = s[..rel].rfind("{{")?;
+        let close = open + s[open..].find("}}")?;
+        if rel > close {
+            return None;
+        }
+        let inner = s[open + 2..close].trim();
+        let lead = s[open + 2..].len() - s[open + 2..].trim_start().len();
+        let start = tok.span.start + open + 2 + lead;
+        if let Some(k) = inner.strip_prefix("knobs.") {
+            return Some(Hit {
+                symbol: Symbol::Knob {
+                    workflow: decl.name.clone(),
+                    name: k.into(),
+                },
+                span: start + 6..start + 6 + k.len(),
+            });
+        }
+        if parsed
+            .map
+            .contains_key(&Loc::Param(decl.name.clone(), inner.into()))
+        {
+            return Some(Hit {
+                symbol: Symbol::Param {
+                    decl: decl.name.clone(),
+                    name: inner.into(),
+                },
+                span: start..start + inner.len(),
+            });
+        }
+        return None;
+    }
+    if tok.kind != TokKind::Ident {
+        return None;
+    }
+    let word = &text[tok.span.clone()];
+    let before: Vec<&str> = toks[..i]
+        .iter()
+        .rev()
+        .take(2)
+        .map(|t| &text[t.span.clone()])
+        .collect();
+    let hit = |symbol| {
+        Some(Hit {
+            symbol,
+            span: tok.span.clone(),
+        })
+    };
+    if matches!(before.as_slice(), [":", "role"] | ["(", "agent"]) {
+        return hit(Symbol::Role { name: word.into() });
+    }
+    if before.first() == Some(&".") {
+        return None;
+    }
+    let symbol = resolve(parsed, &decl.name, word)?;
+    match symbol {
+        Symbol::Knob { .. } | Symbol::Param { .. } => hit(symbol),
+        _ => None,
+    }
+}
+
+/// The span where a symbol of this file is declared.
+pub fn declaration(parsed: &Parsed, symbol: &Symbol) -> Option<Range<usize>> {
+    match symbol {
+        Symbol::Node { scope, name } => node_decl_span(parsed, scope, name),
+        Symbol::Knob { workflow, name } => parsed
+            .map
+            .get(&Loc::Knob(workflow.clone(), name.clone()))
+            .cloned(),
+        Symbol::Param { decl, name } => parsed
+            .map
+            .get(&Loc::Param(decl.clone(), name.clone()))
+            .cloned(),
+        Symbol::Decl { name } | Symbol::Subgraph { name } => {
+            parsed.map.get(&Loc::Decl(name.clone())).cloned()
+        }
+        Symbol::Import { index } => parsed.map.get(&Loc::Import(*index)).cloned(),
+        Symbol::Role { .. } => None,
+    }
+}
+
+/// Every span of this file that names `symbol`, its declaration included, in order.
+pub fn references(parsed: &Parsed, text: &str, symbol: &Symbol) -> Vec<Range<usize>> {
+    let mut out: Vec<Range<usize>> = declaration(parsed, symbol).into_iter().collect();
+    match symbol {
+        Symbol::Node { scope, name } => {
+            for (loc, span) in &parsed.map {
+                match loc {
+                    Loc::Term(s, ..) if s == scope || s.starts_with(&format!("{scope}/")) => {
+                        let t = text.get(span.clone()).unwrap_or_default();
+                        if term_name(t) == name && resolve(parsed, s, name).as_ref() == Some(symbol)
+                        {
+                            out.push(span.start..span.start + name.len());
+                        }
+                    }
+                    Loc::UseArg(s, ..) | Loc::ParallelArg(s, ..)
+                        if s == scope && text.get(span.clone()) == Some(name.as_str()) =>
+                    {
+                        out.push(span.clone());
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Symbol::Knob { workflow: d, name } | Symbol::Param { decl: d, name } => {
+            out.extend(value_references(
+                parsed,
+                text,
+                d,
+                name,
+                matches!(symbol, Symbol::Knob { .. }),
+            ));
+        }
+        Symbol::Subgraph { name } | Symbol::Decl { name } => {
+            for (loc, span) in &parsed.map {
+                if matches!(loc, Loc::UseSubgraph(..))
+                    && text.get(span.clone()) == Some(name.as_str())
+                {
+                    out.push(span.clone());
+                }
+            }
+        }
+        Symbol::Import { .. } | Symbol::Role { .. } => {}
+    }
+    out.sort_by_key(|r| (r.start, r.end));
+    out.dedup();
+    out
+}
+
+/// Uses of a knob or parameter inside declaration `decl`: bare names in values, bounds
+/// and arguments, and `{{knobs.name}}` / `{{name}}` in templates.
+fn value_references(
+    parsed: &Parsed,
+    text: &str,
+    decl: &str,
+    name: &str,
+    knob: bool,
+) -> Vec<Range<usize>> {
+    let range = decl_range(parsed, text, decl);
+    let toks = tokens(text);
+    // Spans that name nodes or declarations, never a knob.
+    let taken: Vec<&Range<usize>> = parsed
+        .map
+        .iter()
+        .filter(|(l, _)| {
+            matches!(
+                l,
+                Loc::Node(..)
+                    | Loc::Use(..)
+                    | Loc::Parallel(..)
+                    | Loc::Term(..)
+                    | Loc::Decl(..)
+                    | Loc::Attr(..)
+            )
+        })
+        .map(|(_, s)| s)
+        .collect();
+    let mut out = Vec::new();
+    let pattern = if knob {
+        format!("knobs.{name}")
+    } else {
+        name.to_string()
+    };
+    for (i, t) in toks.iter().enumerate() {
+        if t.span.start < range.start || t.span.end > range.end {
+            continue;
+        }
+        match t.kind {
+            TokKind::Ident if &text[t.span.clone()] == name => {
+                let prev = i.checked_sub(1).map(|j| &text[toks[j].span.clone()]);
+                let next = toks.get(i + 1).map(|n| &text[n.span.clone()]);
+                let declares = i >= 1 && matches!(&text[toks[i - 1].span.clone()], "knob");
+                if prev == Some(".") || (next == Some(":") && !declares) {
+                    continue;
+                }
+                if taken
+                    .iter()
+                    .any(|s| s.start <= t.span.start && t.span.end <= s.end)
+                {
+                    continue;
+                }
+                out.push(t.span.clone());
+            }
+            TokKind::Str => {
+                let s = &text[t.span.clone()];
+                let mut from = 0;
+                while let Some(open) = s[from..].find("{{") {
+                    let open = from + open + 2;
+                    let Some(close) = s[open..].find("}}") else {
+                        break;
+                    };
+                    let inner = &s[open..open + close];
+                    let lead = inner.len() - inner.trim_start().len();
+                    if inner.trim() == pattern {
+                        let start = t.span.start + open + lead + (pattern.len() - name.len());
+                        out.push(start..start + name.len());
+                    }
+                    from = open + close + 2;
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}

@@ -1,0 +1,307 @@
+//! The main loop: reads messages from the client, keeps the world up to date and
+//! answers requests. A panic in a handler becomes an error response, never a dead server.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
+use lsp_types::notification::{
+    DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidOpenTextDocument,
+    DidSaveTextDocument, Notification as _, PublishDiagnostics,
+};
+use lsp_types::request::{
+    Completion, DocumentSymbolRequest, Formatting, GotoDefinition, HoverRequest,
+    PrepareRenameRequest, References, Rename,
+};
+use lsp_types::{
+    CompletionOptions, InitializeParams, OneOf, PublishDiagnosticsParams, RenameOptions,
+    ServerCapabilities, TextDocumentSyncCapability, TextDocumentSyncKind, Uri,
+};
+
+use crate::handlers::{self, HandlerError};
+use crate::paths::uri_to_key;
+use crate::world::{Doc, World};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("the LSP connection failed: {0}")]
+    Protocol(#[from] lsp_server::ProtocolError),
+    #[error("the client sent bad initialize params: {0}")]
+    Init(#[from] serde_json::Error),
+    #[error("cannot write to the client: the connection is closed")]
+    Disconnected,
+    #[error("reading or writing stdio failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+pub fn capabilities() -> ServerCapabilities {
+    ServerCapabilities {
+        text_document_sync: Some(TextDocumentSyncCapability::Kind(
+            TextDocumentSyncKind::INCREMENTAL,
+        )),
+        hover_provider: Some(lsp_types::HoverProviderCapability::Simple(true)),
+        definition_provider: Some(OneOf::Left(true)),
+        references_provider: Some(OneOf::Left(true)),
+        rename_provider: Some(OneOf::Right(RenameOptions {
+            prepare_provider: Some(true),
+            work_done_progress_options: Default::default(),
+        })),
+        document_symbol_provider: Some(OneOf::Left(true)),
+        document_formatting_provider: Some(OneOf::Left(true)),
+        completion_provider: Some(CompletionOptions {
+            trigger_characters: Some(vec![".".into(), ":".into(), "(".into()]),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// Serves one client on stdin/stdout until it sends `exit`.
+pub fn run_stdio() -> Result<(), ServerError> {
+    let (connection, io_threads) = Connection::stdio();
+    serve(&connection)?;
+    drop(connection);
+    io_threads.join()?;
+    Ok(())
+}
+
+/// Serves one client over `connection`: the handshake, then the main loop.
+pub fn serve(connection: &Connection) -> Result<(), ServerError> {
+    let caps = serde_json::to_value(capabilities())?;
+    let init = serde_json::json!({
+        "capabilities": caps,
+        "serverInfo": { "name": "factory-lsp", "version": env!("CARGO_PKG_VERSION") },
+    });
+    let (id, params) = connection.initialize_start()?;
+    let params: InitializeParams = serde_json::from_value(params)?;
+    connection.initialize_finish(id, init)?;
+    #[allow(deprecated)] // root_uri is what older clients send
+    let root = params
+        .workspace_folders
+        .as_ref()
+        .and_then(|f| f.first())
+        .map(|f| f.uri.clone())
+        .or(params.root_uri.clone())
+        .and_then(|u| uri_to_key(&u));
+    let mut server = Server {
+        world: World::new(root.as_deref().map(std::path::Path::new)),
+        connection,
+    };
+    server.main_loop()
+}
+
+struct Server<'c> {
+    world: World,
+    connection: &'c Connection,
+}
+
+impl Server<'_> {
+    fn main_loop(&mut self) -> Result<(), ServerError> {
+        for msg in &self.connection.receiver {
+            match msg {
+                Message::Request(req) => {
+                    if self.connection.handle_shutdown(&req)? {
+                        return Ok(());
+                    }
+                    let resp = self.request(req);
+                    self.send(resp.into())?;
+                }
+                Message::Notification(n) => {
+                    let method = n.method.clone();
+                    let outcome = catch_unwind(AssertUnwindSafe(|| self.notification(n)));
+                    match outcome {
+                        Ok(result) => result?,
+                        Err(_) => self.log(&format!(
+                            "internal error while handling {method}; the server keeps running"
+                        ))?,
+                    }
+                }
+                Message::Response(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn send(&self, msg: Message) -> Result<(), ServerError> {
+        self.connection
+            .sender
+            .send(msg)
+            .map_err(|_| ServerError::Disconnected)
+    }
+
+    fn log(&self, message: &str) -> Result<(), ServerError> {
+        let params = lsp_types::LogMessageParams {
+            typ: lsp_types::MessageType::ERROR,
+            message: message.to_string(),
+        };
+        self.send(
+            Notification::new(lsp_types::notification::LogMessage::METHOD.into(), params).into(),
+        )
+    }
+
+    fn request(&mut self, req: Request) -> Response {
+        let id = req.id.clone();
+        let method = req.method.clone();
+        let world = &mut self.world;
+        let outcome = catch_unwind(AssertUnwindSafe(|| dispatch(world, req)));
+        match outcome {
+            Ok(Some(resp)) => resp,
+            Ok(None) => Response::new_err(
+                id,
+                ErrorCode::MethodNotFound as i32,
+                format!("unsupported request {method}"),
+            ),
+            Err(_) => Response::new_err(
+                id,
+                ErrorCode::InternalError as i32,
+                format!(
+                    "internal error while handling {method}; this is a bug in factory-lsp, the server keeps running"
+                ),
+            ),
+        }
+    }
+
+    fn notification(&mut self, n: Notification) -> Result<(), ServerError> {
+        let changed: Option<String> = match n.method.as_str() {
+            DidOpenTextDocument::METHOD => {
+                let p: lsp_types::DidOpenTextDocumentParams = parse(n.params)?;
+                let Some(key) = uri_to_key(&p.text_document.uri) else {
+                    return Ok(());
+                };
+                self.world.discover_roles_for(&key);
+                self.world.db.set_text(&key, p.text_document.text);
+                self.world.open.insert(
+                    key.clone(),
+                    Doc {
+                        uri: p.text_document.uri,
+                        version: p.text_document.version,
+                    },
+                );
+                Some(key)
+            }
+            DidChangeTextDocument::METHOD => {
+                let p: lsp_types::DidChangeTextDocumentParams = parse(n.params)?;
+                let Some(key) = uri_to_key(&p.text_document.uri) else {
+                    return Ok(());
+                };
+                let mut text = self.world.text(&key).to_string();
+                for change in p.content_changes {
+                    crate::position::apply_change(&mut text, change.range, &change.text);
+                }
+                self.world.db.set_text(&key, text);
+                if let Some(doc) = self.world.open.get_mut(&key) {
+                    doc.version = p.text_document.version;
+                }
+                Some(key)
+            }
+            DidCloseTextDocument::METHOD => {
+                let p: lsp_types::DidCloseTextDocumentParams = parse(n.params)?;
+                let Some(key) = uri_to_key(&p.text_document.uri) else {
+                    return Ok(());
+                };
+                self.world.open.remove(&key);
+                // The file on disk is the truth again for files that import it.
+                self.world.reload_from_disk(&key);
+                self.publish(&p.text_document.uri, Vec::new(), None)?;
+                Some(key)
+            }
+            DidSaveTextDocument::METHOD => None,
+            DidChangeWatchedFiles::METHOD => {
+                let p: lsp_types::DidChangeWatchedFilesParams = parse(n.params)?;
+                for change in p.changes {
+                    if let Some(key) = uri_to_key(&change.uri) {
+                        self.world.reload_from_disk(&key);
+                        self.republish(&key)?;
+                    }
+                }
+                None
+            }
+            _ => None,
+        };
+        if let Some(key) = changed {
+            self.republish(&key)?;
+        }
+        Ok(())
+    }
+
+    /// Publishes fresh diagnostics for every open file `key` can affect.
+    fn republish(&mut self, key: &str) -> Result<(), ServerError> {
+        for k in self.world.affected_by(key) {
+            let Some(doc) = self.world.open.get(&k).cloned() else {
+                continue;
+            };
+            let text = self.world.text(&k);
+            let diags = self
+                .world
+                .diagnostics(&k)
+                .iter()
+                .filter(|d| d.file == k)
+                .map(|d| crate::convert::diagnostic(d, text, &doc.uri))
+                .collect();
+            self.publish(&doc.uri, diags, Some(doc.version))?;
+        }
+        Ok(())
+    }
+
+    fn publish(
+        &self,
+        uri: &Uri,
+        diagnostics: Vec<lsp_types::Diagnostic>,
+        version: Option<i32>,
+    ) -> Result<(), ServerError> {
+        let params = PublishDiagnosticsParams {
+            uri: uri.clone(),
+            diagnostics,
+            version,
+        };
+        self.send(Notification::new(PublishDiagnostics::METHOD.into(), params).into())
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> Result<T, ServerError> {
+    Ok(serde_json::from_value(v)?)
+}
+
+/// Routes a request to its handler; `None` for a method the server does not know.
+pub fn dispatch(world: &mut World, req: Request) -> Option<Response> {
+    let r = Route { world, req };
+    r.on::<HoverRequest>(handlers::hover::hover)
+        .or_else(|r| r.on::<GotoDefinition>(handlers::definition::definition))
+        .or_else(|r| r.on::<References>(handlers::definition::references))
+        .or_else(|r| r.on::<PrepareRenameRequest>(handlers::rename::prepare))
+        .or_else(|r| r.on::<Rename>(handlers::rename::rename))
+        .or_else(|r| r.on::<DocumentSymbolRequest>(handlers::symbols::document_symbols))
+        .or_else(|r| r.on::<Formatting>(handlers::formatting::formatting))
+        .or_else(|r| r.on::<Completion>(handlers::completion::completion))
+        .ok()
+}
+
+struct Route<'w> {
+    world: &'w mut World,
+    req: Request,
+}
+
+impl<'w> Route<'w> {
+    fn on<R: lsp_types::request::Request>(
+        self,
+        handler: fn(&mut World, R::Params) -> handlers::Result<R::Result>,
+    ) -> Result<Response, Route<'w>> {
+        if self.req.method != R::METHOD {
+            return Err(self);
+        }
+        let id = self.req.id.clone();
+        let params: R::Params = match serde_json::from_value(self.req.params) {
+            Ok(p) => p,
+            Err(e) => {
+                return Ok(Response::new_err(
+                    id,
+                    ErrorCode::InvalidParams as i32,
+                    format!("bad params for {}: {e}", R::METHOD),
+                ));
+            }
+        };
+        Ok(match handler(self.world, params) {
+            Ok(result) => Response::new_ok(id, result),
+            Err(HandlerError { code, message }) => Response::new_err(id, code, message),
+        })
+    }
+}

@@ -1,0 +1,94 @@
+//! The server's state: one salsa database holding every file the server has seen, the
+//! texts of the documents open in the editor, and the roles that have prompts.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use factory_compiler::check::{file_diagnostics, import_closure};
+use factory_compiler::db::{Database, Db};
+use factory_compiler::diagnostic::Diagnostic;
+use factory_compiler::host::{self, FsLoader};
+use factory_compiler::syntax::Parsed;
+
+/// A document open in the editor.
+#[derive(Debug, Clone)]
+pub struct Doc {
+    pub uri: lsp_types::Uri,
+    pub version: i32,
+}
+
+pub struct World {
+    pub db: Database,
+    /// Open documents by key; their text lives in the database.
+    pub open: BTreeMap<String, Doc>,
+    roles: BTreeSet<String>,
+}
+
+impl World {
+    pub fn new(root: Option<&Path>) -> World {
+        let start = root.map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        let loader = FsLoader {
+            stdlib: host::find_stdlib(&start),
+        };
+        let roles = host::discover_roles(&start);
+        World {
+            db: Database::new(Arc::new(loader), Some(roles.clone())),
+            open: BTreeMap::new(),
+            roles,
+        }
+    }
+
+    /// Adds the roles with prompts next to or above `key` (a file opened outside the
+    /// workspace root may have its own `prompts/`).
+    pub fn discover_roles_for(&mut self, key: &str) {
+        let dir = Path::new(key).parent().unwrap_or(Path::new("."));
+        let found = host::discover_roles(dir);
+        if !found.is_subset(&self.roles) {
+            self.roles.extend(found);
+            self.db.set_roles(Some(self.roles.clone()));
+        }
+    }
+
+    pub fn roles(&self) -> &BTreeSet<String> {
+        &self.roles
+    }
+
+    pub fn text(&self, key: &str) -> &str {
+        let file = self.db.file(key);
+        file.text(&self.db)
+    }
+
+    pub fn parsed(&self, key: &str) -> &Parsed {
+        factory_compiler::db::parse_file(&self.db, self.db.file(key))
+    }
+
+    pub fn diagnostics(&self, key: &str) -> &[Diagnostic] {
+        file_diagnostics(&self.db, self.db.file(key))
+    }
+
+    /// The open documents whose diagnostics may change when `key` changes: itself and
+    /// every open file that imports it, directly or not.
+    pub fn affected_by(&self, key: &str) -> Vec<String> {
+        self.open
+            .keys()
+            .filter(|k| {
+                k.as_str() == key
+                    || import_closure(&self.db, self.db.file(k))
+                        .files
+                        .iter()
+                        .any(|f| f.key(&self.db) == key)
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Re-reads a file that is not open from disk (it changed there).
+    pub fn reload_from_disk(&mut self, key: &str) {
+        if self.open.contains_key(key) {
+            return;
+        }
+        let text = std::fs::read_to_string(key).unwrap_or_default();
+        self.db.set_text(key, text);
+    }
+}
