@@ -3,7 +3,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
+use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::{
     DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidOpenTextDocument,
     DidSaveTextDocument, Notification as _, PublishDiagnostics,
@@ -19,7 +19,7 @@ use lsp_types::{
 
 use crate::handlers::{self, HandlerError};
 use crate::paths::uri_to_key;
-use crate::world::{Doc, World};
+use crate::world::World;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
@@ -139,44 +139,16 @@ impl Server<'_> {
     }
 
     fn request(&mut self, req: Request) -> Response {
-        let id = req.id.clone();
-        let method = req.method.clone();
         let world = &mut self.world;
-        let outcome = catch_unwind(AssertUnwindSafe(|| dispatch(world, req)));
-        match outcome {
-            Ok(Some(resp)) => resp,
-            Ok(None) => Response::new_err(
-                id,
-                ErrorCode::MethodNotFound as i32,
-                format!("unsupported request {method}"),
-            ),
-            Err(_) => Response::new_err(
-                id,
-                ErrorCode::InternalError as i32,
-                format!(
-                    "internal error while handling {method}; this is a bug in factory-lsp, the server keeps running"
-                ),
-            ),
-        }
+        guarded(req.id.clone(), &req.method.clone(), || dispatch(world, req))
     }
 
     fn notification(&mut self, n: Notification) -> Result<(), ServerError> {
         let changed: Option<String> = match n.method.as_str() {
             DidOpenTextDocument::METHOD => {
                 let p: lsp_types::DidOpenTextDocumentParams = parse(n.params)?;
-                let Some(key) = uri_to_key(&p.text_document.uri) else {
-                    return Ok(());
-                };
-                self.world.discover_roles_for(&key);
-                self.world.db.set_text(&key, p.text_document.text);
-                self.world.open.insert(
-                    key.clone(),
-                    Doc {
-                        uri: p.text_document.uri,
-                        version: p.text_document.version,
-                    },
-                );
-                Some(key)
+                let doc = p.text_document;
+                self.world.open_doc(doc.uri, doc.text, doc.version)
             }
             DidChangeTextDocument::METHOD => {
                 let p: lsp_types::DidChangeTextDocumentParams = parse(n.params)?;
@@ -229,14 +201,7 @@ impl Server<'_> {
             let Some(doc) = self.world.open.get(&k).cloned() else {
                 continue;
             };
-            let text = self.world.text(&k);
-            let diags = self
-                .world
-                .diagnostics(&k)
-                .iter()
-                .filter(|d| d.file == k)
-                .map(|d| crate::convert::diagnostic(d, text, &doc.uri))
-                .collect();
+            let diags = self.world.lsp_diagnostics(&k);
             self.publish(&doc.uri, diags, Some(doc.version))?;
         }
         Ok(())
@@ -254,6 +219,30 @@ impl Server<'_> {
             version,
         };
         self.send(Notification::new(PublishDiagnostics::METHOD.into(), params).into())
+    }
+}
+
+/// Runs a request handler so that a panic becomes an error response: one bad request
+/// must not take the editor's diagnostics down with it.
+pub fn guarded(
+    id: RequestId,
+    method: &str,
+    handler: impl FnOnce() -> Option<Response>,
+) -> Response {
+    match catch_unwind(AssertUnwindSafe(handler)) {
+        Ok(Some(resp)) => resp,
+        Ok(None) => Response::new_err(
+            id,
+            ErrorCode::MethodNotFound as i32,
+            format!("unsupported request {method}"),
+        ),
+        Err(_) => Response::new_err(
+            id,
+            ErrorCode::InternalError as i32,
+            format!(
+                "internal error while handling {method}; this is a bug in factory-lsp, the server keeps running"
+            ),
+        ),
     }
 }
 
@@ -303,5 +292,53 @@ impl<'w> Route<'w> {
             Ok(result) => Response::new_ok(id, result),
             Err(HandlerError { code, message }) => Response::new_err(id, code, message),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panicking_handler_becomes_an_internal_error_response() {
+        let resp = guarded(RequestId::from(7), "textDocument/hover", || panic!("boom"));
+        let err = resp.response_result.expect_err("an error response");
+        assert_eq!(err.code, ErrorCode::InternalError as i32);
+        assert!(err.message.contains("textDocument/hover"));
+        assert_eq!(resp.id, RequestId::from(7));
+    }
+
+    #[test]
+    fn unknown_methods_are_method_not_found() {
+        let dir = std::env::temp_dir();
+        let mut world = World::new(Some(&dir));
+        let req = Request::new(
+            RequestId::from(1),
+            "textDocument/nonsense".into(),
+            serde_json::json!({}),
+        );
+        let resp = guarded(RequestId::from(1), "textDocument/nonsense", || {
+            dispatch(&mut world, req)
+        });
+        assert_eq!(
+            resp.response_result.err().map(|e| e.code),
+            Some(ErrorCode::MethodNotFound as i32)
+        );
+    }
+
+    #[test]
+    fn bad_params_are_invalid_params_not_a_crash() {
+        let dir = std::env::temp_dir();
+        let mut world = World::new(Some(&dir));
+        let req = Request::new(
+            RequestId::from(2),
+            "textDocument/hover".into(),
+            serde_json::json!({"nope": 1}),
+        );
+        let resp = dispatch(&mut world, req).expect("hover is routed");
+        assert_eq!(
+            resp.response_result.err().map(|e| e.code),
+            Some(ErrorCode::InvalidParams as i32)
+        );
     }
 }

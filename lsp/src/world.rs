@@ -83,6 +83,28 @@ impl World {
             .collect()
     }
 
+    /// Opens (or re-opens) a document with the editor's text; returns its key.
+    pub fn open_doc(&mut self, uri: lsp_types::Uri, text: String, version: i32) -> Option<String> {
+        let key = crate::paths::uri_to_key(&uri)?;
+        self.discover_roles_for(&key);
+        self.db.set_text(&key, text);
+        self.open.insert(key.clone(), Doc { uri, version });
+        Some(key)
+    }
+
+    /// The LSP diagnostics of an open document (those located in the document itself).
+    pub fn lsp_diagnostics(&self, key: &str) -> Vec<lsp_types::Diagnostic> {
+        let Some(doc) = self.open.get(key) else {
+            return Vec::new();
+        };
+        let text = self.text(key);
+        self.diagnostics(key)
+            .iter()
+            .filter(|d| d.file == key)
+            .map(|d| crate::convert::diagnostic(d, text, &doc.uri))
+            .collect()
+    }
+
     /// Re-reads a file that is not open from disk (it changed there).
     pub fn reload_from_disk(&mut self, key: &str) {
         if self.open.contains_key(key) {

@@ -29,10 +29,9 @@ pub fn completion(
 pub fn complete(world: &World, doc: &DocView<'_>, offset: usize) -> Vec<CompletionItem> {
     let text = doc.text;
     let line = &text[lookup::line_start(text, offset)..offset];
-    let word_start = line.len()
-        - line
-            .trim_end_matches(|c: char| c.is_ascii_alphanumeric() || c == '_')
-            .len();
+    let word_start = line
+        .trim_end_matches(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        .len();
     let before = line[..word_start].trim_end();
     let decl = lookup::decl_at(doc.parsed, offset);
 
@@ -80,15 +79,11 @@ pub fn complete(world: &World, doc: &DocView<'_>, offset: usize) -> Vec<Completi
     let in_flow = block_head.trim_end().ends_with("flow");
     if in_flow {
         let scope = scope.unwrap_or_default();
-        if let Some(gate) = before
-            .strip_suffix('.')
-            .filter(|g| !g.contains(char::is_whitespace))
-            .map(|g| {
-                g.rsplit(|c: char| c.is_whitespace() || c == ',' || c == '>')
-                    .next()
-                    .unwrap_or(g)
-            })
-        {
+        let last = before
+            .rsplit(|c: char| c.is_whitespace() || c == ',' || c == '>')
+            .next()
+            .unwrap_or(before);
+        if let Some(gate) = last.strip_suffix('.').filter(|g| lookup::is_ident(g)) {
             let is_gate = lookup::body(doc.parsed, &scope)
                 .and_then(|b| b.nodes.iter().find(|n| n.name == gate))
                 .is_some_and(|n| n.kind == NodeKind::Gate);

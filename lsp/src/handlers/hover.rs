@@ -288,6 +288,9 @@ fn role(key: &str, name: &str) -> String {
                 head.join("\n")
             )
         }
+        None if factory_compiler::host::BUILTIN_ROLES.contains(&name) => {
+            format!("**role** `{name}` — built-in role")
+        }
         None => format!("**role** `{name}` has no prompt: create `prompts/{name}.md`"),
     }
 }
