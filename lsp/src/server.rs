@@ -9,7 +9,7 @@ use lsp_types::notification::{
     DidSaveTextDocument, Notification as _, PublishDiagnostics,
 };
 use lsp_types::request::{
-    Completion, DocumentSymbolRequest, Formatting, GotoDefinition, HoverRequest,
+    CodeActionRequest, Completion, DocumentSymbolRequest, Formatting, GotoDefinition, HoverRequest,
     PrepareRenameRequest, References, Rename,
 };
 use lsp_types::{
@@ -47,6 +47,7 @@ pub fn capabilities() -> ServerCapabilities {
         })),
         document_symbol_provider: Some(OneOf::Left(true)),
         document_formatting_provider: Some(OneOf::Left(true)),
+        code_action_provider: Some(lsp_types::CodeActionProviderCapability::Simple(true)),
         completion_provider: Some(CompletionOptions {
             trigger_characters: Some(vec![".".into(), ":".into(), "(".into()]),
             ..Default::default()
@@ -82,6 +83,19 @@ pub fn serve(connection: &Connection) -> Result<(), ServerError> {
         .map(|f| f.uri.clone())
         .or(params.root_uri.clone())
         .and_then(|u| uri_to_key(&u));
+    if params
+        .capabilities
+        .workspace
+        .as_ref()
+        .and_then(|w| w.did_change_watched_files.as_ref())
+        .and_then(|w| w.dynamic_registration)
+        == Some(true)
+    {
+        connection
+            .sender
+            .send(watch_request().into())
+            .map_err(|_| ServerError::Disconnected)?;
+    }
     let mut server = Server {
         world: World::new(root.as_deref().map(std::path::Path::new)),
         connection,
@@ -179,9 +193,22 @@ impl Server<'_> {
             DidSaveTextDocument::METHOD => None,
             DidChangeWatchedFiles::METHOD => {
                 let p: lsp_types::DidChangeWatchedFilesParams = parse(n.params)?;
+                let mut prompts_changed = false;
                 for change in p.changes {
-                    if let Some(key) = uri_to_key(&change.uri) {
+                    let Some(key) = uri_to_key(&change.uri) else {
+                        continue;
+                    };
+                    if key.ends_with(".md") {
+                        prompts_changed = true;
+                    } else {
                         self.world.reload_from_disk(&key);
+                        self.republish(&key)?;
+                    }
+                }
+                if prompts_changed {
+                    self.world.refresh_roles();
+                    let open: Vec<String> = self.world.open.keys().cloned().collect();
+                    for key in open {
                         self.republish(&key)?;
                     }
                 }
@@ -220,6 +247,25 @@ impl Server<'_> {
         };
         self.send(Notification::new(PublishDiagnostics::METHOD.into(), params).into())
     }
+}
+
+/// Asks the client to tell the server about changes on disk to workflow files (imported
+/// files are read from disk) and to prompts (they decide which roles are known).
+fn watch_request() -> Request {
+    let watchers: Vec<serde_json::Value> =
+        ["**/*.fwf", "**/prompts/*.md", "**/.factory/agents/*.md"]
+            .iter()
+            .map(|g| serde_json::json!({ "globPattern": g }))
+            .collect();
+    Request::new(
+        RequestId::from("factory-watch".to_string()),
+        "client/registerCapability".into(),
+        serde_json::json!({ "registrations": [{
+            "id": "factory-watch",
+            "method": DidChangeWatchedFiles::METHOD,
+            "registerOptions": { "watchers": watchers },
+        }]}),
+    )
 }
 
 /// Runs a request handler so that a panic becomes an error response: one bad request
@@ -261,6 +307,7 @@ pub fn dispatch(world: &mut World, req: Request) -> Option<Response> {
         .or_else(|r| r.on::<DocumentSymbolRequest>(handlers::symbols::document_symbols))
         .or_else(|r| r.on::<Formatting>(handlers::formatting::formatting))
         .or_else(|r| r.on::<Completion>(handlers::completion::completion))
+        .or_else(|r| r.on::<CodeActionRequest>(handlers::code_action::code_actions))
         .ok()
 }
 

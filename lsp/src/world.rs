@@ -23,6 +23,7 @@ pub struct World {
     /// Open documents by key; their text lives in the database.
     pub open: BTreeMap<String, Doc>,
     roles: BTreeSet<String>,
+    root: PathBuf,
 }
 
 impl World {
@@ -36,6 +37,7 @@ impl World {
             db: Database::new(Arc::new(loader), Some(roles.clone())),
             open: BTreeMap::new(),
             roles,
+            root: start,
         }
     }
 
@@ -46,6 +48,19 @@ impl World {
         let found = host::discover_roles(dir);
         if !found.is_subset(&self.roles) {
             self.roles.extend(found);
+            self.db.set_roles(Some(self.roles.clone()));
+        }
+    }
+
+    /// Recomputes the roles from disk (a prompt file was added or deleted).
+    pub fn refresh_roles(&mut self) {
+        let mut roles = host::discover_roles(&self.root);
+        for key in self.open.keys() {
+            let dir = Path::new(key).parent().unwrap_or(Path::new("."));
+            roles.extend(host::discover_roles(dir));
+        }
+        if roles != self.roles {
+            self.roles = roles;
             self.db.set_roles(Some(self.roles.clone()));
         }
     }

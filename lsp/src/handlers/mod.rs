@@ -1,6 +1,7 @@
 //! Request handlers, one feature per module. Each takes the world and the request's
 //! params and returns the result or a [`HandlerError`] for the client.
 
+pub mod code_action;
 pub mod completion;
 pub mod definition;
 pub mod formatting;
