@@ -9,8 +9,9 @@ use lsp_types::notification::{
     DidSaveTextDocument, Notification as _, PublishDiagnostics,
 };
 use lsp_types::request::{
-    CodeActionRequest, Completion, DocumentSymbolRequest, Formatting, GotoDefinition, HoverRequest,
-    PrepareRenameRequest, References, Rename,
+    CodeActionRequest, Completion, DocumentSymbolRequest, FoldingRangeRequest, Formatting,
+    GotoDefinition, HoverRequest, PrepareRenameRequest, References, Rename,
+    SemanticTokensFullRequest,
 };
 use lsp_types::{
     CompletionOptions, InitializeParams, OneOf, PublishDiagnosticsParams, RenameOptions,
@@ -48,6 +49,16 @@ pub fn capabilities() -> ServerCapabilities {
         document_symbol_provider: Some(OneOf::Left(true)),
         document_formatting_provider: Some(OneOf::Left(true)),
         code_action_provider: Some(lsp_types::CodeActionProviderCapability::Simple(true)),
+        folding_range_provider: Some(lsp_types::FoldingRangeProviderCapability::Simple(true)),
+        semantic_tokens_provider: Some(
+            lsp_types::SemanticTokensServerCapabilities::SemanticTokensOptions(
+                lsp_types::SemanticTokensOptions {
+                    legend: handlers::semantic::legend(),
+                    full: Some(lsp_types::SemanticTokensFullOptions::Bool(true)),
+                    ..Default::default()
+                },
+            ),
+        ),
         completion_provider: Some(CompletionOptions {
             trigger_characters: Some(vec![".".into(), ":".into(), "(".into()]),
             ..Default::default()
@@ -308,6 +319,8 @@ pub fn dispatch(world: &mut World, req: Request) -> Option<Response> {
         .or_else(|r| r.on::<Formatting>(handlers::formatting::formatting))
         .or_else(|r| r.on::<Completion>(handlers::completion::completion))
         .or_else(|r| r.on::<CodeActionRequest>(handlers::code_action::code_actions))
+        .or_else(|r| r.on::<FoldingRangeRequest>(handlers::folding::folding_ranges))
+        .or_else(|r| r.on::<SemanticTokensFullRequest>(handlers::semantic::semantic_tokens))
         .ok()
 }
 

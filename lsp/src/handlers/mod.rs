@@ -4,9 +4,11 @@
 pub mod code_action;
 pub mod completion;
 pub mod definition;
+pub mod folding;
 pub mod formatting;
 pub mod hover;
 pub mod rename;
+pub mod semantic;
 pub mod symbols;
 
 use factory_compiler::syntax::Parsed;
