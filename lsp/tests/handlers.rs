@@ -490,3 +490,10 @@ fn completion_offers_knobs_in_templates() {
     let src = MAIN.replace("Round {{knobs.rounds}}", "Round {{knobs.|");
     assert_eq!(complete(&src, "|"), ["rounds"]);
 }
+
+#[test]
+fn completion_offers_import_paths() {
+    let src = MAIN.replace("import ./lib/qa", "import ./lib/qa\nimport ./|");
+    let got = complete(&src, "|");
+    assert_eq!(got, ["./lib/qa"], "the file itself is not offered");
+}

@@ -35,6 +35,13 @@ pub fn complete(world: &World, doc: &DocView<'_>, offset: usize) -> Vec<Completi
     let before = line[..word_start].trim_end();
     let decl = lookup::decl_at(doc.parsed, offset);
 
+    if let Some(partial) = line.trim_start().strip_prefix("import ") {
+        return items(
+            import_paths(&doc.key, partial.trim()),
+            CompletionItemKind::FILE,
+            "import",
+        );
+    }
     if let Some(open) = line.rfind("{{")
         && !line[open..].contains("}}")
     {
@@ -139,6 +146,59 @@ pub fn complete(world: &World, doc: &DocView<'_>, offset: usize) -> Vec<Completi
         return items(kws, CompletionItemKind::KEYWORD, "keyword");
     }
     Vec::new()
+}
+
+/// Importable paths: the standard library's files and `.fwf` files near this one.
+fn import_paths(key: &str, partial: &str) -> Vec<String> {
+    let mut out: Vec<String> = factory_compiler::builtin::stdlib_files()
+        .into_iter()
+        .map(|(name, _)| format!("std/{name}"))
+        .collect();
+    if let Some(dir) = factory_compiler::host::find_stdlib(std::path::Path::new(".")) {
+        out.extend(fwf_stems(&dir, 1).into_iter().map(|s| format!("std/{s}")));
+    }
+    if let Some(dir) = std::path::Path::new(key).parent() {
+        let own = std::path::Path::new(key)
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default()
+            .to_string();
+        out.extend(
+            fwf_stems(dir, 3)
+                .into_iter()
+                .filter(|s| *s != own)
+                .map(|s| format!("./{s}")),
+        );
+    }
+    out.sort();
+    out.dedup();
+    out.retain(|p| p.starts_with(partial));
+    out
+}
+
+/// `.fwf` files under `dir` (to `depth` levels), as paths relative to it without `.fwf`.
+fn fwf_stems(dir: &std::path::Path, depth: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') || name == "target" {
+            continue;
+        }
+        if path.is_dir() && depth > 1 {
+            out.extend(
+                fwf_stems(&path, depth - 1)
+                    .into_iter()
+                    .map(|s| format!("{name}/{s}")),
+            );
+        } else if let Some(stem) = name.strip_suffix(".fwf") {
+            out.push(stem.to_string());
+        }
+    }
+    out
 }
 
 fn node_kind(word: &str) -> Option<NodeKind> {
