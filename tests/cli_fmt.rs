@@ -9,7 +9,8 @@ fn factory() -> Command {
     Command::cargo_bin("factory").expect("the factory binary is built")
 }
 
-const MESSY: &str = "// keep me\nworkflow w{\n  agent a{role:builder}   // and me\nflow{\nstart->a->end\n}\n}";
+const MESSY: &str =
+    "// keep me\nworkflow w{\n  agent a{role:builder}   // and me\nflow{\nstart->a->end\n}\n}";
 const TIDY: &str = "// keep me\nworkflow w {\n    agent a { role: builder }   // and me\n    flow {\n        start -> a -> end\n    }\n}\n";
 
 #[test]
@@ -25,8 +26,14 @@ fn check_lists_unformatted_files_and_exits_1_without_writing() {
         .arg(dir.path())
         .assert()
         .code(1)
-        .stdout(predicate::str::contains("messy.fwf").and(predicate::str::contains("tidy.fwf").not()));
-    assert_eq!(fs::read_to_string(&messy).unwrap(), MESSY, "--check must not write");
+        .stdout(
+            predicate::str::contains("messy.fwf").and(predicate::str::contains("tidy.fwf").not()),
+        );
+    assert_eq!(
+        fs::read_to_string(&messy).unwrap(),
+        MESSY,
+        "--check must not write"
+    );
 }
 
 #[test]
@@ -36,9 +43,18 @@ fn fmt_rewrites_then_check_passes() {
     fs::write(&messy, MESSY).unwrap();
     factory().arg("fmt").arg(&messy).assert().success();
     assert_eq!(fs::read_to_string(&messy).unwrap(), TIDY);
-    factory().args(["fmt", "--check"]).arg(&messy).assert().success().stdout("");
+    factory()
+        .args(["fmt", "--check"])
+        .arg(&messy)
+        .assert()
+        .success()
+        .stdout("");
     // No temporary file is left behind.
-    let names: Vec<_> = fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+    let names: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
     assert_eq!(names.len(), 1, "{names:?}");
 }
 
@@ -46,7 +62,11 @@ fn fmt_rewrites_then_check_passes() {
 fn fmt_defaults_to_the_current_directory() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("x.fwf"), MESSY).unwrap();
-    factory().current_dir(dir.path()).args(["fmt", "--check"]).assert().code(1);
+    factory()
+        .current_dir(dir.path())
+        .args(["fmt", "--check"])
+        .assert()
+        .code(1);
 }
 
 #[test]
