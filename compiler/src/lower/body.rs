@@ -464,6 +464,11 @@ impl<'a> Lowering<'a> {
         if let Some(e) = scope.names.get(name) {
             return Some(e.clone());
         }
+        // A workflow may hand its `end` to a subgraph (`on_halt: end`): the instance
+        // can then stop the run. Inside a subgraph `end` means "leave the subgraph".
+        if name == END && scope.top {
+            return Some(Endpoints::node(END));
+        }
         if let Some(Binding::Node(e)) = scope.params.get(name) {
             return Some(e.clone());
         }

@@ -46,17 +46,49 @@ pub(super) fn check(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
             }
         }
     }
-    for &(_, n) in &order {
-        for (m, e) in g.out(n) {
-            if ir.edges[e].label == Some(Label::Reloop) {
-                continue;
+    let propagate = |avail: &mut Vec<u64>| {
+        for &(_, n) in &order {
+            for (m, e) in g.out(n) {
+                if ir.edges[e].label == Some(Label::Reloop) {
+                    continue;
+                }
+                let (src, dst) = (n.index() * words, m.index() * words);
+                for w in 0..words {
+                    let v = avail[src + w] | writes[src + w];
+                    avail[dst + w] |= v;
+                }
             }
-            let (src, dst) = (n.index() * words, m.index() * words);
+        }
+    };
+    propagate(&mut avail);
+    // A node entered only through reloops (a fixer that runs when QA sends work back)
+    // runs after its gate: what reached the gate has reached it. One more pass carries
+    // that downstream.
+    let mut changed = false;
+    for n in g.g.node_indices() {
+        let mut forward = false;
+        let mut back = Vec::new();
+        for (p, e) in g.incoming(n) {
+            if ir.edges[e].label == Some(Label::Reloop) {
+                back.push(p);
+            } else {
+                forward = true;
+            }
+        }
+        if forward || back.is_empty() {
+            continue;
+        }
+        for p in back {
+            let (src, dst) = (p.index() * words, n.index() * words);
             for w in 0..words {
                 let v = avail[src + w] | writes[src + w];
+                changed |= avail[dst + w] | v != avail[dst + w];
                 avail[dst + w] |= v;
             }
         }
+    }
+    if changed {
+        propagate(&mut avail);
     }
     for node in &ir.nodes {
         let Some(&ix) = g.index.get(&node.id) else {
