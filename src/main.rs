@@ -26,6 +26,8 @@ enum Command {
     Check(commands::check::Args),
     /// Compile a workflow to IR, JSON, dot or mermaid.
     Compile(commands::compile::Args),
+    /// List the modes available here and where each comes from.
+    Modes(commands::modes::Args),
     /// Parse factory.md into .factory/config.json and ignore .factory/ in git.
     Init(commands::init::Args),
     /// Print the project's state (no_repo, incomplete, no_factory, ...).
@@ -45,6 +47,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check(args) => commands::check::run(args),
         Command::Compile(args) => commands::compile::run(args),
+        Command::Modes(args) => commands::modes::run(args),
         Command::Init(args) => commands::init::run(args),
         Command::Detect(args) => commands::detect::run(args),
         Command::Begin(args) => commands::begin::run(args),
@@ -65,5 +69,16 @@ fn main() -> ExitCode {
         Command::Eval(args) => commands::eval::run(args),
         Command::Discover(args) => commands::discover::run(args),
         Command::Precheck(args) => commands::precheck::run(args),
+    }
+}
+
+/// Rust ignores SIGPIPE, so `factory modes | head` would fail writing to a closed pipe;
+/// a command-line tool should simply stop, as `cat` does.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any thread exists; SIG_DFL is a valid
+    // disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

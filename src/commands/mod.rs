@@ -5,6 +5,7 @@
 
 pub mod check;
 pub mod compile;
+pub mod modes;
 
 use std::process::ExitCode;
 
