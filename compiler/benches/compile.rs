@@ -86,6 +86,7 @@ fn cold(c: &mut Criterion) {
     group.finish();
 }
 
+/// Each phase alone; like the cold check, the time to drop the result is not counted.
 fn phases(c: &mut Criterion) {
     let mut group = c.benchmark_group("phase");
     for n in SIZES {
@@ -101,13 +102,13 @@ fn phases(c: &mut Criterion) {
             group.sample_size(10);
         }
         group.bench_with_input(BenchmarkId::new("parse", n), &text, |b, text| {
-            b.iter(|| syntax::parse(black_box(text)))
+            b.iter_with_large_drop(|| syntax::parse(black_box(text)))
         });
         group.bench_with_input(BenchmarkId::new("lower", n), decl, |b, decl| {
-            b.iter(|| lower::lower(KEY, black_box(decl), &subgraphs))
+            b.iter_with_large_drop(|| lower::lower(KEY, black_box(decl), &subgraphs))
         });
         group.bench_with_input(BenchmarkId::new("validate", n), &lowered.ir, |b, ir| {
-            b.iter(|| {
+            b.iter_with_large_drop(|| {
                 let findings = validate::validate(black_box(ir), &cx);
                 assert!(findings.is_empty());
                 findings
