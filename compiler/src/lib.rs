@@ -11,4 +11,6 @@ pub mod ir;
 mod ir_check;
 pub mod lower;
 pub mod syntax;
+#[cfg(feature = "testgen")]
+pub mod testgen;
 pub mod validate;
