@@ -119,3 +119,62 @@ fn setting_the_same_text_runs_nothing() {
     assert!(file_diagnostics(&db, file).is_empty());
     assert!(executed(&log).is_empty());
 }
+
+const LIB: &str = "subgraph step(role_name: string = \"builder\") {
+    agent work { role: builder writes: \"w.md\" check: exists }
+    flow { start -> work -> end }
+}
+";
+
+fn main_using_lib(timeout: u32) -> String {
+    format!(
+        "workflow main {{
+    import ./lib
+    use step() as s
+    agent after {{ role: builder timeout: {timeout} writes: \"a.md\" check: exists }}
+    flow {{ start -> s -> after -> end }}
+}}
+"
+    )
+}
+
+const OTHER: &str = "workflow other {
+    agent solo { role: builder writes: \"o.md\" check: exists }
+    flow { start -> solo -> end }
+}
+";
+
+#[test]
+fn editing_one_file_rechecks_only_the_files_that_depend_on_it() {
+    let roles = Some(BUILTIN_ROLES.iter().map(|r| r.to_string()).collect());
+    let (mut db, log) = Database::with_log(Arc::new(NoFiles), roles);
+    db.set_text("lib.fwf", LIB.to_string());
+    let main = db.set_text("main.fwf", main_using_lib(600));
+    let other = db.set_text("other.fwf", OTHER.to_string());
+    assert!(file_diagnostics(&db, main).is_empty(), "{:#?}", file_diagnostics(&db, main));
+    assert!(file_diagnostics(&db, other).is_empty());
+
+    // An edit to an unrelated file re-checks that file only.
+    db.clear_log();
+    db.set_text("other.fwf", OTHER.replace("o.md", "p.md"));
+    let _ = file_diagnostics(&db, main);
+    let _ = file_diagnostics(&db, other);
+    let entries = log.lock().unwrap().clone();
+    let main_id = format!("{main:?}");
+    println!("main = {main_id}, executed: {entries:?}");
+    let lowered: Vec<&String> = entries.iter().filter(|e| e.starts_with("lower_file")).collect();
+    assert_eq!(lowered.len(), 1, "only other.fwf is lowered again: {entries:?}");
+
+    // An edit to the imported library re-lowers the file that imports it.
+    db.clear_log();
+    db.set_text("lib.fwf", LIB.replace("w.md", "x.md"));
+    let _ = file_diagnostics(&db, main);
+    let _ = file_diagnostics(&db, other);
+    assert_eq!(
+        log.lock().unwrap().iter().filter(|e| e.starts_with("lower_file")).count(),
+        1,
+        "main.fwf is lowered again, other.fwf is not"
+    );
+    let ir = &lower_file(&db, main).workflows[0].ir;
+    assert!(ir.node("s.work").is_some_and(|n| n.attrs.writes[0].path == "x.md"));
+}
