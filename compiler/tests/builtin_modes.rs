@@ -141,3 +141,33 @@ fn every_agent_declares_and_checks_what_it_writes_and_every_agent_gate_reads_wha
         }
     }
 }
+
+#[test]
+fn every_built_in_role_has_a_working_prompt_and_a_playbook() {
+    let prompts: Vec<&str> = builtin::prompts().iter().map(|(r, _)| *r).collect();
+    assert_eq!(prompts, BUILTIN_ROLES, "prompts/ and BUILTIN_ROLES list the same roles");
+    for role in BUILTIN_ROLES {
+        let text = builtin::prompt(role).expect("prompt");
+        for heading in ["## Purpose", "## Reads", "## Writes", "## Sacred Rules", "## Never", "## Done when"] {
+            assert!(text.contains(heading), "prompts/{role}.md lacks {heading}");
+        }
+        assert!(text.len() > 2000, "prompts/{role}.md is a placeholder ({} bytes)", text.len());
+        let playbook = builtin::playbook(role).expect("playbook");
+        assert!(playbook.contains("helpful=0 harmful=0"), "playbooks/{role}.md has no counted bullets");
+    }
+}
+
+#[test]
+fn every_role_used_by_a_mode_has_a_prompt_that_names_the_files_it_writes() {
+    for (name, _) in builtin::workflows() {
+        let ir = mode(name);
+        for n in ir.nodes.iter().filter(|n| n.kind == NodeKind::Agent) {
+            let role = n.attrs.role.as_deref().expect("agents have roles");
+            let prompt = builtin::prompt(role).unwrap_or_else(|| panic!("{name}: no prompt for role {role}"));
+            for w in &n.attrs.writes {
+                let file = w.path.rsplit('/').next().unwrap_or(&w.path);
+                assert!(prompt.contains(file), "{name}: prompts/{role}.md never mentions {file}, which {} writes", n.id);
+            }
+        }
+    }
+}
