@@ -18,14 +18,21 @@ fn modes_page_has_every_mode_with_its_current_mermaid_graph() {
     modes.sort();
     assert!(modes.len() >= 16);
     for mode in modes {
-        assert!(page.contains(&format!("\n## {mode}\n")), "docs/modes.md has no section for {mode}; run scripts/gen-modes-doc.py");
+        assert!(
+            page.contains(&format!("\n## {mode}\n")),
+            "docs/modes.md has no section for {mode}; run scripts/gen-modes-doc.py"
+        );
         let out = Command::cargo_bin("factory")
             .unwrap()
             .args(["compile", &mode, "--emit", "mermaid"])
             .current_dir(root)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{mode}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{mode}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let mermaid = String::from_utf8(out.stdout).unwrap();
         assert!(
             page.contains(&format!("```mermaid\n{}\n```", mermaid.trim_end())),

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::check::{file_diagnostics, lower_file};
+use crate::db::Loader;
 use crate::db::{Database, Db};
 use crate::diagnostic::Diagnostic;
-use crate::db::Loader;
 use crate::host::{self, FsLoader};
 use crate::ir::Ir;
 

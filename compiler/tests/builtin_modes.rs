@@ -26,9 +26,19 @@ fn mode(name: &str) -> Ir {
 #[test]
 fn every_built_in_mode_and_stdlib_file_checks_without_errors_or_warnings() {
     let db = db();
-    let mut keys: Vec<String> = builtin::workflows().iter().map(|(n, _)| format!("{}{n}.fwf", host::BUILTIN_PREFIX)).collect();
-    keys.extend(builtin::stdlib_files().iter().map(|(n, _)| format!("std/{n}.fwf")));
-    assert!(keys.len() >= 16 + 5, "modes and stdlib are embedded: {keys:?}");
+    let mut keys: Vec<String> = builtin::workflows()
+        .iter()
+        .map(|(n, _)| format!("{}{n}.fwf", host::BUILTIN_PREFIX))
+        .collect();
+    keys.extend(
+        builtin::stdlib_files()
+            .iter()
+            .map(|(n, _)| format!("std/{n}.fwf")),
+    );
+    assert!(
+        keys.len() >= 16 + 5,
+        "modes and stdlib are embedded: {keys:?}"
+    );
     for key in keys {
         let file = db.file(&key);
         let diags = file_diagnostics(&db, file);
@@ -40,10 +50,27 @@ fn every_built_in_mode_and_stdlib_file_checks_without_errors_or_warnings() {
 fn the_modes_the_issue_names_all_exist() {
     let names: Vec<&str> = builtin::workflows().iter().map(|(n, _)| *n).collect();
     for expected in [
-        "improve", "parallel-improve", "build", "design", "create", "discover", "review", "plan", "refine",
-        "research", "qa", "spec-generate", "spec-update", "doc-generate", "doc-update", "evolve",
+        "improve",
+        "parallel-improve",
+        "build",
+        "design",
+        "create",
+        "discover",
+        "review",
+        "plan",
+        "refine",
+        "research",
+        "qa",
+        "spec-generate",
+        "spec-update",
+        "doc-generate",
+        "doc-update",
+        "evolve",
     ] {
-        assert!(names.contains(&expected), "missing mode {expected}: {names:?}");
+        assert!(
+            names.contains(&expected),
+            "missing mode {expected}: {names:?}"
+        );
     }
 }
 
@@ -62,30 +89,68 @@ fn improve_runs_the_experiment_lifecycle() {
     let ceo_gates = ir
         .nodes
         .iter()
-        .filter(|n| n.kind == NodeKind::Gate && n.attrs.evaluator == Some(Evaluator::Agent) && n.attrs.role.as_deref() == Some("ceo"))
+        .filter(|n| {
+            n.kind == NodeKind::Gate
+                && n.attrs.evaluator == Some(Evaluator::Agent)
+                && n.attrs.role.as_deref() == Some("ceo")
+        })
         .count();
-    assert!(ceo_gates >= 4, "research, plan, build review and QA gates: {ceo_gates}");
+    assert!(
+        ceo_gates >= 4,
+        "research, plan, build review and QA gates: {ceo_gates}"
+    );
     // begin, builder, deep-QA fork/join and the bounded QA reloop
     let begin = ir.node("experiment.trial.begin").expect("begin");
-    assert!(begin.attrs.run.as_deref().is_some_and(|r| r.starts_with("factory begin")));
+    assert!(
+        begin
+            .attrs
+            .run
+            .as_deref()
+            .is_some_and(|r| r.starts_with("factory begin"))
+    );
     assert!(has(&ir, "experiment.trial.builder", NodeKind::Agent));
     assert!(has(&ir, "experiment.trial.qa.review.split", NodeKind::Fork));
-    assert!(has(&ir, "experiment.trial.qa.review.merged", NodeKind::Join));
+    assert!(has(
+        &ir,
+        "experiment.trial.qa.review.merged",
+        NodeKind::Join
+    ));
     let qa_reloop = ir
         .edges
         .iter()
         .find(|e| e.from == "experiment.trial.qa.verdict" && e.label == Some(Label::Reloop))
         .expect("QA gate reloops");
     assert_eq!(qa_reloop.to, "experiment.trial.builder");
-    assert_eq!((qa_reloop.max, qa_reloop.max_knob.as_deref()), (Some(3), Some("qa_loops")));
+    assert_eq!(
+        (qa_reloop.max, qa_reloop.max_knob.as_deref()),
+        (Some(3), Some("qa_loops"))
+    );
     // the precheck gate decides keep or revert through finalize
     let precheck = ir.node("experiment.trial.precheck").expect("precheck");
     assert_eq!(precheck.attrs.evaluator, Some(Evaluator::Fn));
-    assert!(precheck.attrs.run.as_deref().is_some_and(|r| r.contains("factory precheck")));
-    for (label, to) in [(Label::Proceed, "experiment.keep"), (Label::Halt, "experiment.revert")] {
-        assert!(ir.edges.iter().any(|e| e.from == precheck.id && e.label == Some(label) && e.to == to), "{label} -> {to}");
+    assert!(
+        precheck
+            .attrs
+            .run
+            .as_deref()
+            .is_some_and(|r| r.contains("factory precheck"))
+    );
+    for (label, to) in [
+        (Label::Proceed, "experiment.keep"),
+        (Label::Halt, "experiment.revert"),
+    ] {
+        assert!(
+            ir.edges
+                .iter()
+                .any(|e| e.from == precheck.id && e.label == Some(label) && e.to == to),
+            "{label} -> {to}"
+        );
     }
-    assert!(ir.node("experiment.keep").and_then(|n| n.attrs.run.clone()).is_some_and(|r| r.contains("--verdict keep")));
+    assert!(
+        ir.node("experiment.keep")
+            .and_then(|n| n.attrs.run.clone())
+            .is_some_and(|r| r.contains("--verdict keep"))
+    );
     // the archivist runs asynchronously after the verdict
     let archivist = ir.node("archivist").expect("archivist");
     assert!(archivist.attrs.is_async);
@@ -95,13 +160,33 @@ fn improve_runs_the_experiment_lifecycle() {
 fn build_follows_the_spec_sequence() {
     let ir = mode("build");
     assert!(has(&ir, "research.split", NodeKind::Fork));
-    assert_eq!(ir.edges.iter().filter(|e| e.from == "research.split").count(), 3, "three researchers");
+    assert_eq!(
+        ir.edges
+            .iter()
+            .filter(|e| e.from == "research.split")
+            .count(),
+        3,
+        "three researchers"
+    );
     assert!(has(&ir, "research.merged", NodeKind::Join));
-    assert!(ir.node("deliver.archive_plan").is_some_and(|n| n.attrs.is_async));
-    assert!(ir.node("deliver.spec").is_some_and(|n| n.attrs.is_async), "spec-generate does not block");
-    let qa = ir.edges.iter().find(|e| e.from == "deliver.qa.verdict" && e.label == Some(Label::Reloop)).expect("QA reloop");
+    assert!(
+        ir.node("deliver.archive_plan")
+            .is_some_and(|n| n.attrs.is_async)
+    );
+    assert!(
+        ir.node("deliver.spec").is_some_and(|n| n.attrs.is_async),
+        "spec-generate does not block"
+    );
+    let qa = ir
+        .edges
+        .iter()
+        .find(|e| e.from == "deliver.qa.verdict" && e.label == Some(Label::Reloop))
+        .expect("QA reloop");
     assert_eq!(qa.max, Some(3));
-    assert!(has(&ir, "deliver.docs", NodeKind::Gate), "doc-freshness gate");
+    assert!(
+        has(&ir, "deliver.docs", NodeKind::Gate),
+        "doc-freshness gate"
+    );
     assert!(has(&ir, "deliver.precheck", NodeKind::Gate));
 }
 
@@ -109,11 +194,25 @@ fn build_follows_the_spec_sequence() {
 fn design_adds_a_conditional_entry_and_a_user_approved_plan() {
     let ir = mode("design");
     assert!(!ir.workflow.headless);
-    let entry: Vec<&str> = ir.edges.iter().filter(|e| e.from == "start").map(|e| e.to.as_str()).collect();
+    let entry: Vec<&str> = ir
+        .edges
+        .iter()
+        .filter(|e| e.from == "start")
+        .map(|e| e.to.as_str())
+        .collect();
     assert_eq!(entry, ["has_factory"]);
-    assert!(ir.edges.iter().any(|e| e.from == "has_factory" && e.label == Some(Label::Proceed) && e.to == "study.graph"));
-    assert!(ir.edges.iter().any(|e| e.from == "has_factory" && e.label == Some(Label::Halt) && e.to == "discover"));
-    assert_eq!(ir.node("approve").and_then(|n| n.attrs.evaluator), Some(Evaluator::User));
+    assert!(ir.edges.iter().any(|e| e.from == "has_factory"
+        && e.label == Some(Label::Proceed)
+        && e.to == "study.graph"));
+    assert!(
+        ir.edges
+            .iter()
+            .any(|e| e.from == "has_factory" && e.label == Some(Label::Halt) && e.to == "discover")
+    );
+    assert_eq!(
+        ir.node("approve").and_then(|n| n.attrs.evaluator),
+        Some(Evaluator::User)
+    );
 }
 
 #[test]
@@ -122,7 +221,10 @@ fn parallel_improve_fans_out_into_worktrees_and_selects_the_best() {
     let par = ir.node("branches").expect("parallel node");
     assert_eq!(par.kind, NodeKind::Parallel);
     assert_eq!(par.attrs.isolation.as_deref(), Some("worktrees"));
-    assert_eq!((par.attrs.count, par.attrs.count_knob.as_deref()), (Some(3), Some("branches")));
+    assert_eq!(
+        (par.attrs.count, par.attrs.count_knob.as_deref()),
+        (Some(3), Some("branches"))
+    );
     assert_eq!(ir.node("best").map(|n| n.kind), Some(NodeKind::Select));
 }
 
@@ -132,11 +234,23 @@ fn every_agent_declares_and_checks_what_it_writes_and_every_agent_gate_reads_wha
         let ir = mode(name);
         for n in &ir.nodes {
             if n.kind == NodeKind::Agent {
-                assert!(!n.attrs.writes.is_empty(), "{name}: agent {} writes nothing", n.id);
-                assert!(!n.attrs.checks.is_empty(), "{name}: agent {} checks nothing", n.id);
+                assert!(
+                    !n.attrs.writes.is_empty(),
+                    "{name}: agent {} writes nothing",
+                    n.id
+                );
+                assert!(
+                    !n.attrs.checks.is_empty(),
+                    "{name}: agent {} checks nothing",
+                    n.id
+                );
             }
             if n.kind == NodeKind::Gate && n.attrs.evaluator != Some(Evaluator::Fn) {
-                assert!(!n.attrs.reads.is_empty(), "{name}: gate {} reviews nothing", n.id);
+                assert!(
+                    !n.attrs.reads.is_empty(),
+                    "{name}: gate {} reviews nothing",
+                    n.id
+                );
             }
         }
     }
@@ -145,15 +259,32 @@ fn every_agent_declares_and_checks_what_it_writes_and_every_agent_gate_reads_wha
 #[test]
 fn every_built_in_role_has_a_working_prompt_and_a_playbook() {
     let prompts: Vec<&str> = builtin::prompts().iter().map(|(r, _)| *r).collect();
-    assert_eq!(prompts, BUILTIN_ROLES, "prompts/ and BUILTIN_ROLES list the same roles");
+    assert_eq!(
+        prompts, BUILTIN_ROLES,
+        "prompts/ and BUILTIN_ROLES list the same roles"
+    );
     for role in BUILTIN_ROLES {
         let text = builtin::prompt(role).expect("prompt");
-        for heading in ["## Purpose", "## Reads", "## Writes", "## Sacred Rules", "## Never", "## Done when"] {
+        for heading in [
+            "## Purpose",
+            "## Reads",
+            "## Writes",
+            "## Sacred Rules",
+            "## Never",
+            "## Done when",
+        ] {
             assert!(text.contains(heading), "prompts/{role}.md lacks {heading}");
         }
-        assert!(text.len() > 2000, "prompts/{role}.md is a placeholder ({} bytes)", text.len());
+        assert!(
+            text.len() > 2000,
+            "prompts/{role}.md is a placeholder ({} bytes)",
+            text.len()
+        );
         let playbook = builtin::playbook(role).expect("playbook");
-        assert!(playbook.contains("helpful=0 harmful=0"), "playbooks/{role}.md has no counted bullets");
+        assert!(
+            playbook.contains("helpful=0 harmful=0"),
+            "playbooks/{role}.md has no counted bullets"
+        );
     }
 }
 
@@ -163,10 +294,15 @@ fn every_role_used_by_a_mode_has_a_prompt_that_names_the_files_it_writes() {
         let ir = mode(name);
         for n in ir.nodes.iter().filter(|n| n.kind == NodeKind::Agent) {
             let role = n.attrs.role.as_deref().expect("agents have roles");
-            let prompt = builtin::prompt(role).unwrap_or_else(|| panic!("{name}: no prompt for role {role}"));
+            let prompt = builtin::prompt(role)
+                .unwrap_or_else(|| panic!("{name}: no prompt for role {role}"));
             for w in &n.attrs.writes {
                 let file = w.path.rsplit('/').next().unwrap_or(&w.path);
-                assert!(prompt.contains(file), "{name}: prompts/{role}.md never mentions {file}, which {} writes", n.id);
+                assert!(
+                    prompt.contains(file),
+                    "{name}: prompts/{role}.md never mentions {file}, which {} writes",
+                    n.id
+                );
             }
         }
     }

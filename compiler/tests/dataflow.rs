@@ -147,6 +147,9 @@ fn a_node_entered_only_by_a_reloop_sees_what_reached_its_gate() {
     }"#;
     assert!(unread(text).is_empty(), "{:?}", unread(text));
     // A node also entered forwards gets no such credit on its first run.
-    let forward = text.replace("start -> review -> check", "start -> fix -> review -> check");
+    let forward = text.replace(
+        "start -> review -> check",
+        "start -> fix -> review -> check",
+    );
     assert_eq!(unread(&forward).len(), 1);
 }

@@ -151,7 +151,11 @@ fn editing_one_file_rechecks_only_the_files_that_depend_on_it() {
     db.set_text("lib.fwf", LIB.to_string());
     let main = db.set_text("main.fwf", main_using_lib(600));
     let other = db.set_text("other.fwf", OTHER.to_string());
-    assert!(file_diagnostics(&db, main).is_empty(), "{:#?}", file_diagnostics(&db, main));
+    assert!(
+        file_diagnostics(&db, main).is_empty(),
+        "{:#?}",
+        file_diagnostics(&db, main)
+    );
     assert!(file_diagnostics(&db, other).is_empty());
 
     // An edit to an unrelated file re-checks that file only.
@@ -162,8 +166,15 @@ fn editing_one_file_rechecks_only_the_files_that_depend_on_it() {
     let entries = log.lock().unwrap().clone();
     let main_id = format!("{main:?}");
     println!("main = {main_id}, executed: {entries:?}");
-    let lowered: Vec<&String> = entries.iter().filter(|e| e.starts_with("lower_file")).collect();
-    assert_eq!(lowered.len(), 1, "only other.fwf is lowered again: {entries:?}");
+    let lowered: Vec<&String> = entries
+        .iter()
+        .filter(|e| e.starts_with("lower_file"))
+        .collect();
+    assert_eq!(
+        lowered.len(),
+        1,
+        "only other.fwf is lowered again: {entries:?}"
+    );
 
     // An edit to the imported library re-lowers the file that imports it.
     db.clear_log();
@@ -171,10 +182,17 @@ fn editing_one_file_rechecks_only_the_files_that_depend_on_it() {
     let _ = file_diagnostics(&db, main);
     let _ = file_diagnostics(&db, other);
     assert_eq!(
-        log.lock().unwrap().iter().filter(|e| e.starts_with("lower_file")).count(),
+        log.lock()
+            .unwrap()
+            .iter()
+            .filter(|e| e.starts_with("lower_file"))
+            .count(),
         1,
         "main.fwf is lowered again, other.fwf is not"
     );
     let ir = &lower_file(&db, main).workflows[0].ir;
-    assert!(ir.node("s.work").is_some_and(|n| n.attrs.writes[0].path == "x.md"));
+    assert!(
+        ir.node("s.work")
+            .is_some_and(|n| n.attrs.writes[0].path == "x.md")
+    );
 }

@@ -27,7 +27,9 @@ pub fn run(args: Args) -> ExitCode {
     for m in modes {
         let from = match &m.source {
             ModeSource::BuiltIn => "built-in".to_string(),
-            ModeSource::Project(path) if m.overrides => format!("{} (overrides the built-in mode)", path.display()),
+            ModeSource::Project(path) if m.overrides => {
+                format!("{} (overrides the built-in mode)", path.display())
+            }
             ModeSource::Project(path) => path.display().to_string(),
         };
         let description = factory_compiler::driver::describe_mode(&m.key).unwrap_or_default();
