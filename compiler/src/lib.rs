@@ -10,5 +10,6 @@ pub mod host;
 pub mod ir;
 mod ir_check;
 pub mod lower;
+pub mod skills;
 pub mod syntax;
 pub mod validate;
