@@ -314,3 +314,10 @@ fn a_changed_node_changes_its_step_and_nothing_else_moves_needlessly() {
     );
     assert_eq!(to_skill(&ir, &compiled.locations), after, "deterministic");
 }
+
+#[test]
+fn representative_ir_skill_snapshot() {
+    // Hand-built IR with text that needs escaping and no source behind it.
+    let skill = to_skill(&common::representative(), &BTreeMap::new());
+    insta::assert_snapshot!("representative_skill_md", skill.skill_md);
+}

@@ -122,6 +122,15 @@ fn artifact(a: &Artifact) -> String {
     }
 }
 
+/// The sentence before a command, or what to say when the node has none.
+fn run_sentence(has_command: bool, lead: &str) -> String {
+    if has_command {
+        format!("{lead}; a non-zero exit status is a failure:")
+    } else {
+        "This step names no command: there is nothing to run.".to_string()
+    }
+}
+
 fn check_text(c: &Check) -> String {
     match c {
         Check::Exists => "exists".to_string(),
@@ -186,28 +195,34 @@ pub(super) fn build(cx: &Context<'_>, node: &Node) -> StepView {
         }
         NodeKind::Fn => {
             step.title = format!("{} — command", code(&node.id));
-            step.intro
-                .push("Run this command; a non-zero exit status is a failure:".to_string());
             step.command = a.run.as_deref().map(one_line);
+            step.intro
+                .push(run_sentence(step.command.is_some(), "Run this command"));
         }
         NodeKind::Study => {
             step.title = format!("{} — study", code(&node.id));
-            step.intro.push(
-                "Gather evidence before any plan is made: run this command; a non-zero exit \
-                 status is a failure:"
-                    .to_string(),
-            );
             step.command = a.run.as_deref().map(one_line);
+            step.intro.push(run_sentence(
+                step.command.is_some(),
+                "Gather evidence before any plan is made: run this command",
+            ));
         }
         NodeKind::Llm => {
             step.title = format!("{} — model call", code(&node.id));
-            step.intro.push(
-                "Ask the model directly (one call, no agent loop) with this prompt, and save \
-                 its answer where the step writes:"
-                    .to_string(),
-            );
-            if let Some(p) = a.prompt.as_ref().or(a.task.as_ref()) {
-                step.intro.push(format!("> {}", one_line(p)));
+            match a.prompt.as_ref().or(a.task.as_ref()) {
+                Some(p) => {
+                    step.intro.push(
+                        "Ask the model directly (one call, no agent loop) with this prompt, \
+                         and save its answer where the step writes:"
+                            .to_string(),
+                    );
+                    step.intro.push(format!("> {}", one_line(p)));
+                }
+                None => step.intro.push(
+                    "Ask the model directly (one call, no agent loop) for what the step's \
+                     doc describes, and save its answer where the step writes."
+                        .to_string(),
+                ),
             }
         }
         NodeKind::Gate => gate(cx, node, &mut step),
@@ -270,6 +285,7 @@ pub(super) fn build(cx: &Context<'_>, node: &Node) -> StepView {
 
 fn gate(cx: &Context<'_>, node: &Node, step: &mut StepView) {
     let a = &node.attrs;
+    let number = step.number;
     let question = a.question.as_deref().map(one_line).unwrap_or_default();
     step.title = format!("{} — review checkpoint", code(&node.id));
     match a.evaluator {
@@ -322,13 +338,19 @@ fn gate(cx: &Context<'_>, node: &Node, step: &mut StepView) {
             ));
         }
     }
-    for outcome in gate_outcomes(node) {
+    let declared = gate_outcomes(node);
+    for outcome in [Label::Proceed, Label::Reloop, Label::Halt] {
         let edges: Vec<&Edge> = cx
             .edges_from(&node.id)
             .iter()
             .copied()
             .filter(|e| e.label.unwrap_or(Label::Proceed) == outcome)
             .collect();
+        if edges.is_empty() && declared.contains(&outcome) {
+            step.outcomes.push(format!(
+                "**{outcome}** → no step is given for it: stop the run and report it."
+            ));
+        }
         for e in edges {
             let line = match outcome {
                 Label::Reloop => {
@@ -338,9 +360,11 @@ fn gate(cx: &Context<'_>, node: &Node, step: &mut StepView) {
                         (None, Some(k)) => format!("at most as many times as knob `{k}` says"),
                         (None, None) => "a bounded number of times".to_string(),
                     };
+                    let back = cx.numbers.get(e.to.as_str()).is_some_and(|&n| n < number);
                     format!(
-                        "**reloop** → go back to {}, {bound}; after that, treat a reloop \
+                        "**reloop** → go {}to {}, {bound}; after that, treat a reloop \
                          verdict as halt.",
+                        if back { "back " } else { "" },
                         cx.step_ref(&e.to)
                     )
                 }
