@@ -159,7 +159,7 @@ fn gate_outcomes(node: &Node) -> Vec<Label> {
     }
 }
 
-/// Where a gate's verdicts and reviews are written for `node`.
+/// Where an agent gate that declares no `writes` has its verdict written.
 pub(super) fn verdict_path(role: &str, node: &str) -> String {
     format!(".factory/reviews/{role}-verdict-{node}.md")
 }
@@ -313,7 +313,12 @@ fn gate(cx: &Context<'_>, node: &Node, step: &mut StepView) {
         }
         Some(Evaluator::Agent) | None => {
             let role = a.role.clone().unwrap_or_else(|| "ceo".to_string());
-            let verdict = verdict_path(&role, &node.id);
+            // The gate's own verdict file when it declares one, so the checks agree.
+            let verdict = a
+                .writes
+                .first()
+                .map(|w| w.path.clone())
+                .unwrap_or_else(|| verdict_path(&role, &node.id));
             let mut task = format!("Review checkpoint {}: {question}", node.id);
             if !a.reads.is_empty() {
                 let reads: Vec<&str> = a.reads.iter().map(|r| r.path.as_str()).collect();
