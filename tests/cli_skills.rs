@@ -264,3 +264,41 @@ fn every_skills_command_help_shows_an_example() {
         .assert()
         .stdout(predicate::str::contains("--emit skill"));
 }
+
+#[test]
+fn the_built_in_modes_export_and_check_clean() {
+    // The repository's own modes, as the acceptance test runs them.
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = tempfile::tempdir().unwrap();
+    let out_dir = out.path().to_string_lossy().into_owned();
+    factory(repo)
+        .args([
+            "skills",
+            "export",
+            "--workflows",
+            "workflows",
+            "--out",
+            &out_dir,
+        ])
+        .assert()
+        .success();
+    factory(repo)
+        .args([
+            "skills",
+            "check",
+            "--workflows",
+            "workflows",
+            "--dir",
+            &out_dir,
+        ])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("match their sources"));
+    let modes = fs::read_dir(repo.join("workflows"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "fwf"))
+        .count();
+    let skills = fs::read_dir(out.path()).unwrap().count();
+    assert_eq!(skills, modes, "one skill per mode");
+}
