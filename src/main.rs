@@ -44,6 +44,8 @@ enum Command {
     Discover(commands::discover::Args),
     /// Check everything a keep verdict requires; one failure fails the whole.
     Precheck(commands::precheck::Args),
+    /// Export the workflows as Agent Skills (SKILL.md) or check exported ones for drift.
+    Skills(commands::skills::Args),
 }
 
 fn main() -> ExitCode {
@@ -69,6 +71,7 @@ fn main() -> ExitCode {
         Command::Eval(args) => commands::eval::run(args),
         Command::Discover(args) => commands::discover::run(args),
         Command::Precheck(args) => commands::precheck::run(args),
+        Command::Skills(args) => commands::skills::run(args),
     }
 }
 

@@ -10,6 +10,7 @@ pub mod host;
 pub mod ir;
 mod ir_check;
 pub mod lower;
+pub mod skills;
 pub mod syntax;
 #[cfg(feature = "testgen")]
 pub mod testgen;

@@ -17,6 +17,7 @@ pub mod finalize;
 pub mod history;
 pub mod init;
 pub mod precheck;
+pub mod skills;
 
 /// The command ran and everything is fine.
 pub const OK: u8 = 0;
