@@ -284,11 +284,13 @@ fn steps_follow_the_graph_and_say_where_each_verdict_leads() {
     pos("--task \"Explain why \\`keep\\` failed: \\\"{{verdict}}\\\".\"");
     // Gates: evaluator, verdicts, targets and bounds.
     pos(
-        "factory agent ceo --task \"Review checkpoint approve: Is the plan one phase, scoped and testable? Read .factory/strategy/current.md. Write your verdict (proceed, reloop or halt) with its rationale to .factory/reviews/plan-verdict.md.\"",
+        "factory agent ceo --task \"Review checkpoint approve: Is the plan one phase, scoped and testable? Read .factory/strategy/current.md. Write your verdict to .factory/reviews/plan-verdict.md: PROCEED, RELOOP or HALT under \\`## Verdict\\`, then \\`## Rationale\\`, \\`## Issues found\\` and \\`## Instructions for next step\\`.\"",
     );
     pos("Check afterwards that `.factory/reviews/plan-verdict.md` contains `## Verdict`.");
     // Without its own `writes`, an agent gate's verdict goes to the role's verdict file.
-    pos("with its rationale to .factory/reviews/ceo-verdict-tries.qa.verdict.md.");
+    pos(
+        "Write your verdict to .factory/reviews/ceo-verdict-tries.qa.verdict.md: PROCEED, RELOOP or HALT",
+    );
     pos(
         "- **reloop** → go back to step 6 (`strategist`), at most 2 times; after that, treat a reloop verdict as halt.",
     );

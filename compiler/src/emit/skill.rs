@@ -68,7 +68,8 @@ pub fn is_valid_skill_name(name: &str) -> bool {
 /// What the mode does (the first paragraph of its `//!` doc) and when to use it, on one
 /// line, cut at a word boundary to fit the format's 1024 characters.
 pub fn skill_description(ir: &Ir) -> String {
-    let name = &ir.workflow.name;
+    // Modes are named like their files (`parallel-improve`); identifiers use `_`.
+    let name = ir.workflow.name.replace('_', "-");
     let what = text::one_line(&ir.workflow.description);
     let what = if what.is_empty() {
         format!("Runs the factory `{name}` workflow.")

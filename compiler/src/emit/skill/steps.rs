@@ -328,7 +328,7 @@ fn gate(cx: &Context<'_>, node: &Node, step: &mut StepView) {
                 task.push_str(&format!(" {}", one_line(t)));
             }
             task.push_str(&format!(
-                " Write your verdict (proceed, reloop or halt) with its rationale to {verdict}."
+                " Write your verdict to {verdict}: PROCEED, RELOOP or HALT under `## Verdict`, then `## Rationale`, `## Issues found` and `## Instructions for next step`."
             ));
             step.intro
                 .push(format!("The {} agent answers this question:", code(&role)));
@@ -338,7 +338,7 @@ fn gate(cx: &Context<'_>, node: &Node, step: &mut StepView) {
                 shell_quote(&task)
             ));
             step.details.push(format!(
-                "Then read the verdict in {} (its `Verdict:` line).",
+                "Then read the verdict in {}: the line under its `## Verdict` heading (PROCEED, RELOOP or HALT).",
                 code(&verdict)
             ));
         }
