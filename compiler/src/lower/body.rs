@@ -85,6 +85,9 @@ impl Scope {
     }
 }
 
+/// Deeper nesting of instances is refused (no stack overflow from hostile input).
+const MAX_INSTANCE_DEPTH: usize = 64;
+
 pub(super) struct Lowering<'a> {
     subgraphs: &'a Subgraphs<'a>,
     pub nodes: Vec<Node>,
@@ -681,6 +684,13 @@ impl<'a> Lowering<'a> {
             return None;
         };
         self.used_subgraphs.insert(u.subgraph.clone());
+        if self.stack.len() >= MAX_INSTANCE_DEPTH {
+            self.report(
+                Finding::new(Code::ImportCycle, scope.at(use_loc), format!("subgraph instances are nested more than {MAX_INSTANCE_DEPTH} deep"))
+                    .help("flatten the subgraphs: an instance inside an instance inside ... this deep is almost certainly a mistake"),
+            );
+            return None;
+        }
         if self.stack.contains(&u.subgraph) {
             self.report(
                 Finding::new(
