@@ -30,6 +30,8 @@ enum Command {
     Fmt(commands::fmt::Args),
     /// Run the language server for .fwf files over stdio.
     Lsp(commands::lsp::Args),
+    /// List the modes available here and where each comes from.
+    Modes(commands::modes::Args),
     /// Parse factory.md into .factory/config.json and ignore .factory/ in git.
     Init(commands::init::Args),
     /// Print the project's state (no_repo, incomplete, no_factory, ...).
@@ -46,9 +48,12 @@ enum Command {
     Discover(commands::discover::Args),
     /// Check everything a keep verdict requires; one failure fails the whole.
     Precheck(commands::precheck::Args),
+    /// Export the workflows as Agent Skills (SKILL.md) or check exported ones for drift.
+    Skills(commands::skills::Args),
 }
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
@@ -63,6 +68,7 @@ fn main() -> ExitCode {
         Command::Compile(args) => commands::compile::run(args),
         Command::Fmt(args) => commands::fmt::run(args),
         Command::Lsp(args) => commands::lsp::run(args),
+        Command::Modes(args) => commands::modes::run(args),
         Command::Init(args) => commands::init::run(args),
         Command::Detect(args) => commands::detect::run(args),
         Command::Begin(args) => commands::begin::run(args),
@@ -71,5 +77,17 @@ fn main() -> ExitCode {
         Command::Eval(args) => commands::eval::run(args),
         Command::Discover(args) => commands::discover::run(args),
         Command::Precheck(args) => commands::precheck::run(args),
+        Command::Skills(args) => commands::skills::run(args),
+    }
+}
+
+/// Rust ignores SIGPIPE, so `factory modes | head` would fail writing to a closed pipe;
+/// a command-line tool should simply stop, as `cat` does.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any thread exists; SIG_DFL is a valid
+    // disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

@@ -236,3 +236,64 @@ fn every_compiler_command_has_help_with_an_example() {
             .stdout(predicate::str::contains(format!("factory {cmd}")));
     }
 }
+
+#[test]
+fn modes_lists_built_in_modes_and_project_overrides_win() {
+    let dir = tempfile::tempdir().unwrap();
+    factory()
+        .arg("modes")
+        .current_dir(dir.path())
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("improve"))
+        .stdout(predicate::str::contains("built-in"));
+    // Compiling a mode by name uses the embedded copy...
+    let builtin = factory()
+        .args(["compile", "improve", "--emit", "ir"])
+        .current_dir(dir.path())
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    assert!(String::from_utf8_lossy(&builtin).contains("experiment.trial.begin"));
+    // ...until the project overrides it, with a role only the project defines.
+    let wf = dir.path().join(".factory/workflows");
+    fs::create_dir_all(&wf).unwrap();
+    fs::create_dir_all(dir.path().join(".factory/agents")).unwrap();
+    fs::write(
+        dir.path().join(".factory/agents/linguist.md"),
+        "# Linguist\n",
+    )
+    .unwrap();
+    write(
+        &wf,
+        "improve.fwf",
+        "workflow improve {\n    agent words { role: linguist writes: \"w.md\" check: exists }\n    flow { start -> words -> end }\n}\n",
+    );
+    factory()
+        .arg("modes")
+        .current_dir(dir.path())
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("overrides the built-in mode"));
+    let overridden = factory()
+        .args(["compile", "improve", "--emit", "ir"])
+        .current_dir(dir.path())
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8_lossy(&overridden);
+    assert!(
+        text.contains("node words agent role=\"linguist\""),
+        "{text}"
+    );
+    factory()
+        .args(["compile", "no-such-mode"])
+        .current_dir(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("neither a file nor a mode"));
+}

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::check::{file_diagnostics, lower_file};
+use crate::db::Loader;
 use crate::db::{Database, Db};
 use crate::diagnostic::Diagnostic;
 use crate::host::{self, FsLoader};
@@ -219,4 +220,13 @@ pub fn compile(
         warnings: diags,
         locations,
     })
+}
+
+/// The one-line description of the mode stored under `key` (its first workflow's `//!`
+/// summary), read without checking it.
+pub fn describe_mode(key: &str) -> Option<String> {
+    let text = FsLoader::default().load(key)?;
+    let ast = crate::syntax::parse(&text).ast;
+    let doc = &ast.decls.first()?.doc;
+    Some(doc.split("\n\n").next()?.replace('\n', " "))
 }

@@ -11,5 +11,8 @@ pub mod host;
 pub mod ir;
 mod ir_check;
 pub mod lower;
+pub mod skills;
 pub mod syntax;
+#[cfg(feature = "testgen")]
+pub mod testgen;
 pub mod validate;

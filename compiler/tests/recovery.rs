@@ -63,3 +63,28 @@ fn an_unclosed_block_is_reported_at_the_end() {
         p.errors[0].message
     );
 }
+
+#[test]
+fn deeply_nested_parallel_blocks_are_refused_without_overflowing_the_stack() {
+    let depth = 5_000;
+    let mut text = String::from("workflow w {\n");
+    for i in 0..depth {
+        text.push_str(&format!("parallel p{i}(count: 2) in worktrees {{\n"));
+    }
+    text.push_str(&"}\n".repeat(depth));
+    text.push_str("flow { start -> end }\n}\n");
+    let p = parse(&text);
+    assert!(
+        p.errors
+            .iter()
+            .any(|e| e.message.contains("nested more than")),
+        "{:?}",
+        p.errors.first()
+    );
+    assert_eq!(p.ast.decls.len(), 1);
+    assert_eq!(
+        p.ast.decls[0].body.flow.len(),
+        1,
+        "parsing resumes after the skipped block"
+    );
+}

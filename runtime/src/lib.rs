@@ -19,6 +19,7 @@
 //! - [`guards`]: git-derived safety checks (scope, fixed surfaces, eval/ immutability, tests kept).
 //! - [`strategy`]: FEEC categorisation and anti-pattern detection (A.2).
 //! - [`precheck`]: the aggregate keep gate.
+//! - [`lifecycle`]: finalize, and move the growth baseline on a keep.
 
 pub mod adversarial;
 pub mod config;
@@ -29,6 +30,7 @@ pub mod fsutil;
 pub mod guards;
 pub mod history;
 pub mod layout;
+pub mod lifecycle;
 pub mod plateau;
 pub mod precheck;
 pub mod process;

@@ -1,21 +1,23 @@
-//! `factory compile`: a workflow to IR, JSON, dot or mermaid.
+//! `factory compile`: a workflow to IR, JSON, dot, mermaid or an Agent Skills SKILL.md.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use factory_compiler::driver::{self, CompileError};
-use factory_compiler::{emit, ir};
+use factory_compiler::{emit, ir, skills};
 
 use super::{FAILED, OK, USAGE};
 
 #[derive(clap::Args)]
 #[command(
-    about = "Compile a workflow (.fwf or IR text .fwir) to IR, JSON, graphviz dot or mermaid",
+    about = "Compile a workflow (.fwf or IR text .fwir) to IR, JSON, graphviz dot, mermaid or a SKILL.md",
     long_about = "Compile a workflow and print it in the chosen form. The input is a .fwf file \
 (its first workflow, or the one named by --workflow) or an IR text file (.fwir). The file \
 must check without errors; warnings are printed on stderr.\n\n\
+With --emit skill, -o names a directory (default: the current one) and the command writes \
+DIR/workflow-<name>/SKILL.md and SKILL.annotations.yaml there (see docs/skills.md).\n\n\
 Exit status: 0 compiled, 1 the workflow has errors, 2 a file could not be read or written.",
-    after_help = "Examples:\n  factory compile workflows/improve.fwf --emit ir > improve.fwir\n  factory compile improve.fwir --emit ir        # the same text, byte for byte\n  factory compile improve.fwf --emit dot | dot -Tsvg > improve.svg\n  factory compile improve.fwf --emit mermaid -o improve.mmd"
+    after_help = "Examples:\n  factory compile workflows/improve.fwf --emit ir > improve.fwir\n  factory compile improve.fwir --emit ir        # the same text, byte for byte\n  factory compile improve.fwf --emit dot | dot -Tsvg > improve.svg\n  factory compile improve.fwf --emit mermaid -o improve.mmd\n  factory compile improve --emit skill -o .claude/skills   # .claude/skills/workflow-improve/SKILL.md"
 )]
 pub struct Args {
     /// The workflow: a .fwf or .fwir file, or a mode name (`improve`), which resolves to
@@ -25,7 +27,8 @@ pub struct Args {
     /// What to produce.
     #[arg(long, value_enum, default_value_t = Emit::Ir)]
     emit: Emit,
-    /// Write to this file instead of standard output.
+    /// Write to this file instead of standard output (with --emit skill: the directory
+    /// that gets workflow-<name>/, default the current one).
     #[arg(short, long, value_name = "OUT")]
     output: Option<PathBuf>,
     /// Which workflow of the file, when it declares several.
@@ -43,13 +46,15 @@ enum Emit {
     Dot,
     /// A mermaid flowchart.
     Mermaid,
+    /// An Agent Skills SKILL.md and its SKILL.annotations.yaml, in workflow-<name>/.
+    Skill,
 }
 
 pub fn run(args: Args) -> ExitCode {
     let project = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let arg = args.file.to_string_lossy();
-    let (ir, warnings) = match driver::compile(&arg, &project, args.workflow.as_deref()) {
-        Ok(done) => (done.ir, done.warnings),
+    let compiled = match driver::compile(&arg, &project, args.workflow.as_deref()) {
+        Ok(done) => done,
         Err(CompileError::Io(err)) => {
             let err = miette::miette!(help = "check that the file exists and is readable", "{err}");
             return super::report(err, USAGE);
@@ -73,14 +78,29 @@ pub fn run(args: Args) -> ExitCode {
             return super::report(err, FAILED);
         }
     };
-    for l in &warnings {
+    for l in &compiled.warnings {
         eprintln!("{:?}", l.diagnostic.to_report(l.source.clone()));
     }
+    let ir = &compiled.ir;
     let text = match args.emit {
-        Emit::Ir => ir::to_text(&ir),
-        Emit::IrJson => ir::to_json(&ir),
-        Emit::Dot => emit::to_dot(&ir),
-        Emit::Mermaid => emit::to_mermaid(&ir),
+        Emit::Ir => ir::to_text(ir),
+        Emit::IrJson => ir::to_json(ir),
+        Emit::Dot => emit::to_dot(ir),
+        Emit::Mermaid => emit::to_mermaid(ir),
+        Emit::Skill => {
+            let skill = skills::skill_of(&compiled, &project);
+            let dir = args.output.unwrap_or_else(|| PathBuf::from("."));
+            return match skills::write_skill(&skill, &dir) {
+                Ok(target) => {
+                    println!("wrote {}", target.join(skills::SKILL_FILE).display());
+                    ExitCode::from(OK)
+                }
+                Err(err) => super::report(
+                    miette::miette!(help = "check that the directory is writable", "{err}"),
+                    USAGE,
+                ),
+            };
+        }
     };
     match &args.output {
         Some(path) => {

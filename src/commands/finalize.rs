@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use factory_runtime::store::{ExperimentStore, Outcome, StoreError, Verdict};
+use factory_runtime::lifecycle::{self, BaselineUpdate};
+use factory_runtime::store::{Outcome, StoreError, Verdict};
 
 use super::{FAILED, OK, USAGE, report};
 
@@ -71,8 +72,21 @@ pub fn run(args: Args) -> ExitCode {
     outcome.pr_number = args.pr;
     outcome.issue_number = args.issue;
     outcome.cost_usd = args.cost_usd;
-    match ExperimentStore::open(&args.path).finalize(args.id, outcome) {
-        Ok(record) => {
+    match lifecycle::finalize(&args.path, args.id, outcome) {
+        Ok((record, baseline)) => {
+            match baseline {
+                BaselineUpdate::Recorded(b) => eprintln!(
+                    "growth baseline moved to this keep ({} tests{})",
+                    b.test_count.map_or("?".to_string(), |n| n.to_string()),
+                    b.composite
+                        .map_or(String::new(), |c| format!(", composite {c:.3}"))
+                ),
+                BaselineUpdate::NoEval => eprintln!(
+                    "note: no .factory/last_eval.json, so the growth baseline did not move; run `factory eval --record-baseline`"
+                ),
+                BaselineUpdate::Failed(err) => eprintln!("{:?}", miette::Report::new(err)),
+                BaselineUpdate::Unchanged => {}
+            }
             if args.json {
                 match serde_json::to_string_pretty(&record) {
                     Ok(j) => println!("{j}"),

@@ -7,6 +7,7 @@ pub mod check;
 pub mod compile;
 pub mod fmt;
 pub mod lsp;
+pub mod modes;
 
 use std::process::ExitCode;
 
@@ -18,6 +19,7 @@ pub mod finalize;
 pub mod history;
 pub mod init;
 pub mod precheck;
+pub mod skills;
 
 /// The command ran and everything is fine.
 pub const OK: u8 = 0;

@@ -1,11 +1,16 @@
-//! Pictures of a workflow graph: Graphviz dot and Mermaid flowcharts, both read from the
-//! IR alone. Output is deterministic (canonical order), so it can be committed and diffed.
+//! What the IR turns into besides itself: Graphviz dot and Mermaid pictures of the graph,
+//! and the SKILL.md an interactive agent follows. All read the IR alone and are
+//! deterministic (canonical order), so they can be committed and diffed.
 
 mod dot;
 mod mermaid;
+mod skill;
 
 pub use dot::to_dot;
 pub use mermaid::to_mermaid;
+pub use skill::{
+    MAX_DESCRIPTION, MAX_NAME, Skill, is_valid_skill_name, skill_description, skill_name, to_skill,
+};
 
 use std::collections::BTreeSet;
 

@@ -85,6 +85,9 @@ impl Scope {
     }
 }
 
+/// Deeper nesting of instances is refused (no stack overflow from hostile input).
+const MAX_INSTANCE_DEPTH: usize = 64;
+
 pub(super) struct Lowering<'a> {
     subgraphs: &'a Subgraphs<'a>,
     pub nodes: Vec<Node>,
@@ -464,6 +467,11 @@ impl<'a> Lowering<'a> {
         if let Some(e) = scope.names.get(name) {
             return Some(e.clone());
         }
+        // A workflow may hand its `end` to a subgraph (`on_halt: end`): the instance
+        // can then stop the run. Inside a subgraph `end` means "leave the subgraph".
+        if name == END && scope.top {
+            return Some(Endpoints::node(END));
+        }
         if let Some(Binding::Node(e)) = scope.params.get(name) {
             return Some(e.clone());
         }
@@ -676,6 +684,13 @@ impl<'a> Lowering<'a> {
             return None;
         };
         self.used_subgraphs.insert(u.subgraph.clone());
+        if self.stack.len() >= MAX_INSTANCE_DEPTH {
+            self.report(
+                Finding::new(Code::ImportCycle, scope.at(use_loc), format!("subgraph instances are nested more than {MAX_INSTANCE_DEPTH} deep"))
+                    .help("flatten the subgraphs: an instance inside an instance inside ... this deep is almost certainly a mistake"),
+            );
+            return None;
+        }
         if self.stack.contains(&u.subgraph) {
             self.report(
                 Finding::new(

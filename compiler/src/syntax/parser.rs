@@ -45,8 +45,14 @@ pub fn parse(text: &str) -> Parsed {
         text,
         pos: 0,
         base: 0,
-        out: Parsed::default(),
+        out: Parsed {
+            // About one span per 25 bytes of source: sizing the map up front saves
+            // rehashing it (a tenth of the parse of a large file).
+            map: SourceMap::with_capacity(text.len() / 24),
+            ..Parsed::default()
+        },
         declared: HashMap::new(),
+        depth: 0,
     };
     p.file();
     p.out.ast.incomplete = p.out.errors.iter().any(|e| e.code == Code::Syntax);
@@ -61,7 +67,12 @@ struct Driver<'t> {
     out: Parsed,
     /// First declaration of each name, per namespace and scope.
     declared: HashMap<(&'static str, String, String), Range<usize>>,
+    /// How many `parallel` blocks enclose the cursor.
+    depth: usize,
 }
+
+/// Deeper nesting of `parallel` blocks is refused (no stack overflow from hostile input).
+const MAX_NESTING: usize = 32;
 
 /// Keywords a declaration line can start with, per block level; recovery resumes there.
 const TOP_KEYWORDS: &[&str] = &["workflow", "subgraph", "import", "headless", "///", "//!"];
@@ -464,7 +475,19 @@ impl<'t> Driver<'t> {
             arg_pairs,
         );
         let inner_scope = format!("{scope}/{name_s}");
+        if self.depth >= MAX_NESTING {
+            let at = self.pos;
+            self.error(
+                at.saturating_sub(1)..at,
+                format!("`parallel` blocks are nested more than {MAX_NESTING} deep"),
+                "flatten the nesting; this block was skipped".into(),
+            );
+            self.pos = skip_block(self.text, self.pos);
+            return;
+        }
+        self.depth += 1;
         let (inner, _) = self.body(&inner_scope);
+        self.depth -= 1;
         if !fresh {
             return;
         }
@@ -760,6 +783,38 @@ fn resync(text: &str, from: usize, level: &Level) -> usize {
                     return next;
                 }
                 first_line = false;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    text.len()
+}
+
+/// The position after the `}` that closes the block whose `{` is just before `from`
+/// (strings and comments skipped), or the end of the text.
+fn skip_block(text: &str, from: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut depth = 1usize;
+    let mut i = from;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' && bytes[i] != b'\n' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                i = line_end(text, i);
+                continue;
+            }
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return i + 1;
+                }
             }
             _ => {}
         }

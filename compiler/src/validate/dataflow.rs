@@ -2,7 +2,9 @@
 //! be a declared workflow input). Identity is the artifact's path, so a read by name and
 //! a read by path of the same file are the same artifact.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, HashMap};
+
+use petgraph::graph::NodeIndex;
 
 use super::graph::Graph;
 use super::{Finding, IrRef};
@@ -12,7 +14,7 @@ use crate::ir::{Ir, Label};
 pub(super) fn check(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
     let inputs: BTreeSet<&str> = ir.workflow.inputs.iter().map(|a| a.path.as_str()).collect();
     // Only artifacts someone reads need tracking: give each a bit.
-    let mut bit: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut bit: HashMap<&str, usize> = HashMap::new();
     for n in &ir.nodes {
         for r in &n.attrs.reads {
             if !inputs.contains(r.path.as_str()) {
@@ -27,37 +29,90 @@ pub(super) fn check(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
     let words = bit.len().div_ceil(64);
     let count = g.g.node_count();
     // Nodes in topological order (nodes on unbounded cycles are left out; the cycle
-    // rule reports them).
-    let mut order: Vec<(usize, petgraph::graph::NodeIndex)> =
+    // rule reports them), and the edges that carry artifacts, by source in that order:
+    // walking them in turn sees every node's ancestors before the node.
+    let mut order: Vec<(usize, NodeIndex)> =
         g.g.node_indices()
             .filter_map(|n| g.topo[n.index()].map(|p| (p, n)))
             .collect();
     order.sort_unstable();
-    // avail[n]: artifacts written by some ancestor of n.
-    let mut avail = vec![0u64; count * words];
-    let mut writes = vec![0u64; count * words];
+    let mut flow: Vec<(usize, usize)> = Vec::new();
+    for &(_, n) in &order {
+        for (m, e) in g.out(n) {
+            if ir.edges[e].label != Some(Label::Reloop) {
+                flow.push((n.index(), m.index()));
+            }
+        }
+    }
+    // A node entered only through reloops (a fixer that runs when QA sends work back)
+    // runs after its gate: what reached the gate has reached it.
+    let mut forward_in = vec![false; count];
+    for &(_, to) in &flow {
+        forward_in[to] = true;
+    }
+    let reentry: Vec<(usize, usize)> = ir
+        .edges
+        .iter()
+        .filter(|e| e.label == Some(Label::Reloop))
+        .filter_map(|e| Some((g.index.get(&e.from)?.index(), g.index.get(&e.to)?.index())))
+        .filter(|&(_, to)| !forward_in[to])
+        .collect();
+    // Bits written, per 64-bit word: (node, mask).
+    let mut writes: Vec<Vec<(usize, u64)>> = vec![Vec::new(); words];
+    // Reads to check, in node order: (node, bit).
+    let mut reads: Vec<(usize, usize)> = Vec::new();
     for n in &ir.nodes {
         let Some(&ix) = g.index.get(&n.id) else {
             continue;
         };
         for w in &n.attrs.writes {
             if let Some(&b) = bit.get(w.path.as_str()) {
-                writes[ix.index() * words + b / 64] |= 1 << (b % 64);
+                writes[b / 64].push((ix.index(), 1 << (b % 64)));
+            }
+        }
+        if g.topo[ix.index()].is_some() {
+            for r in &n.attrs.reads {
+                if let Some(&b) = bit.get(r.path.as_str()) {
+                    reads.push((ix.index(), b));
+                }
             }
         }
     }
-    for &(_, n) in &order {
-        for (m, e) in g.out(n) {
-            if ir.edges[e].label == Some(Label::Reloop) {
-                continue;
+    // One pass per word of 64 artifacts keeps memory linear in the nodes (a bit
+    // matrix of nodes × artifacts grows quadratically with the workflow).
+    let mut seen = vec![false; reads.len()];
+    // avail[n]: artifacts of this word written by an ancestor of n; wrote[n]: by n.
+    let mut avail = vec![0u64; count];
+    let mut wrote = vec![0u64; count];
+    for (word, written) in writes.iter().enumerate() {
+        avail.fill(0);
+        wrote.fill(0);
+        for &(n, mask) in written {
+            wrote[n] |= mask;
+        }
+        let propagate = |avail: &mut Vec<u64>| {
+            for &(from, to) in &flow {
+                let v = avail[from] | wrote[from];
+                avail[to] |= v;
             }
-            let (src, dst) = (n.index() * words, m.index() * words);
-            for w in 0..words {
-                let v = avail[src + w] | writes[src + w];
-                avail[dst + w] |= v;
+        };
+        propagate(&mut avail);
+        let mut changed = false;
+        for &(gate, node) in &reentry {
+            let v = avail[node] | avail[gate] | wrote[gate];
+            changed |= v != avail[node];
+            avail[node] = v;
+        }
+        if changed {
+            propagate(&mut avail);
+        }
+        for (i, &(n, b)) in reads.iter().enumerate() {
+            if b / 64 == word {
+                seen[i] = avail[n] & (1 << (b % 64)) != 0;
             }
         }
     }
+    let mut next = 0;
     for node in &ir.nodes {
         let Some(&ix) = g.index.get(&node.id) else {
             continue;
@@ -66,10 +121,12 @@ pub(super) fn check(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
             continue;
         }
         for r in &node.attrs.reads {
-            let Some(&b) = bit.get(r.path.as_str()) else {
+            if !bit.contains_key(r.path.as_str()) {
                 continue;
-            };
-            if avail[ix.index() * words + b / 64] & (1 << (b % 64)) == 0 {
+            }
+            let ok = seen[next];
+            next += 1;
+            if !ok {
                 let what = match &r.name {
                     Some(name) => format!("`{name}` ({})", r.path),
                     None => format!("`{}`", r.path),

@@ -1,0 +1,198 @@
+//! Incremental re-checking through the salsa database: an edit that only moves text (a
+//! comment) stops at the position-free tree, while an edit to a node's attribute
+//! re-lowers and re-validates the file.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+
+use factory_compiler::check::{file_diagnostics, lower_file};
+use factory_compiler::db::{Database, Loader};
+use factory_compiler::host::BUILTIN_ROLES;
+use factory_compiler::testgen::layered_workflow;
+
+const KEY: &str = "layered.fwf";
+
+struct NoFiles;
+
+impl Loader for NoFiles {
+    fn load(&self, _key: &str) -> Option<String> {
+        None
+    }
+}
+
+/// A checked 100-node workflow in a logging database, with the log cleared.
+fn checked() -> (Database, Arc<Mutex<Vec<String>>>, String) {
+    let roles = Some(BUILTIN_ROLES.iter().map(|r| r.to_string()).collect());
+    let (mut db, log) = Database::with_log(Arc::new(NoFiles), roles);
+    let text = layered_workflow(100);
+    let file = db.set_text(KEY, text.clone());
+    assert!(file_diagnostics(&db, file).is_empty());
+    db.clear_log();
+    (db, log, text)
+}
+
+/// The names of the queries executed since the log was last cleared: the recorded
+/// entries look like `file_diagnostics(Id(0))`.
+fn executed(log: &Mutex<Vec<String>>) -> BTreeSet<String> {
+    let log = log.lock().unwrap();
+    println!("executed: {log:?}");
+    log.iter()
+        .map(|entry| entry.split('(').next().unwrap_or(entry).to_string())
+        .collect()
+}
+
+fn names(list: &[&str]) -> BTreeSet<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn the_first_check_runs_every_query() {
+    let roles = Some(BUILTIN_ROLES.iter().map(|r| r.to_string()).collect());
+    let (mut db, log) = Database::with_log(Arc::new(NoFiles), roles);
+    let file = db.set_text(KEY, layered_workflow(100));
+    assert!(file_diagnostics(&db, file).is_empty());
+    let ran = executed(&log);
+    for q in [
+        "parse_file",
+        "file_ast",
+        "lower_file",
+        "validate_file",
+        "file_diagnostics",
+    ] {
+        assert!(ran.contains(q), "{q} missing from {ran:?}");
+    }
+}
+
+#[test]
+fn a_comment_edit_stops_before_lowering() {
+    let (mut db, log, text) = checked();
+    let at = text.find("    agent l5_head").unwrap();
+    let mut edited = text.clone();
+    edited.insert_str(at, "    // a note that changes nothing\n");
+    let file = db.set_text(KEY, edited);
+    let diags = file_diagnostics(&db, file);
+    assert!(diags.is_empty());
+    let ran = executed(&log);
+    // The text changed, so it is parsed again; the tree without positions is equal, so
+    // nothing after it runs. `file_diagnostics` itself re-runs because it reads the
+    // source map for positions.
+    assert!(ran.contains("parse_file"), "{ran:?}");
+    assert!(ran.contains("file_ast"), "{ran:?}");
+    assert!(!ran.contains("lower_file"), "{ran:?}");
+    assert!(!ran.contains("validate_file"), "{ran:?}");
+    assert!(!ran.contains("import_closure"), "{ran:?}");
+    assert!(
+        ran.is_subset(&names(&["parse_file", "file_ast", "file_diagnostics"])),
+        "{ran:?}"
+    );
+}
+
+#[test]
+fn an_attribute_edit_relowers_and_revalidates() {
+    let (mut db, log, text) = checked();
+    let head = text.find("agent l5_head {").unwrap();
+    let rel = text[head..].find("timeout: 600").unwrap();
+    let mut edited = text.clone();
+    edited.replace_range(head + rel..head + rel + 12, "timeout: 601");
+    let file = db.set_text(KEY, edited);
+    assert!(file_diagnostics(&db, file).is_empty());
+    let ran = executed(&log);
+    for q in [
+        "parse_file",
+        "file_ast",
+        "lower_file",
+        "validate_file",
+        "file_diagnostics",
+    ] {
+        assert!(ran.contains(q), "{q} missing from {ran:?}");
+    }
+    // The change reached the IR.
+    let ir = &lower_file(&db, file).workflows[0].ir;
+    let node = ir.nodes.iter().find(|n| n.id == "l5_head").unwrap();
+    assert_eq!(node.attrs.timeout, Some(601));
+}
+
+#[test]
+fn setting_the_same_text_runs_nothing() {
+    let (mut db, log, text) = checked();
+    let file = db.set_text(KEY, text);
+    assert!(file_diagnostics(&db, file).is_empty());
+    assert!(executed(&log).is_empty());
+}
+
+const LIB: &str = "subgraph step(role_name: string = \"builder\") {
+    agent work { role: builder writes: \"w.md\" check: exists }
+    flow { start -> work -> end }
+}
+";
+
+fn main_using_lib(timeout: u32) -> String {
+    format!(
+        "workflow main {{
+    import ./lib
+    use step() as s
+    agent after {{ role: builder timeout: {timeout} writes: \"a.md\" check: exists }}
+    flow {{ start -> s -> after -> end }}
+}}
+"
+    )
+}
+
+const OTHER: &str = "workflow other {
+    agent solo { role: builder writes: \"o.md\" check: exists }
+    flow { start -> solo -> end }
+}
+";
+
+#[test]
+fn editing_one_file_rechecks_only_the_files_that_depend_on_it() {
+    let roles = Some(BUILTIN_ROLES.iter().map(|r| r.to_string()).collect());
+    let (mut db, log) = Database::with_log(Arc::new(NoFiles), roles);
+    db.set_text("lib.fwf", LIB.to_string());
+    let main = db.set_text("main.fwf", main_using_lib(600));
+    let other = db.set_text("other.fwf", OTHER.to_string());
+    assert!(
+        file_diagnostics(&db, main).is_empty(),
+        "{:#?}",
+        file_diagnostics(&db, main)
+    );
+    assert!(file_diagnostics(&db, other).is_empty());
+
+    // An edit to an unrelated file re-checks that file only.
+    db.clear_log();
+    db.set_text("other.fwf", OTHER.replace("o.md", "p.md"));
+    let _ = file_diagnostics(&db, main);
+    let _ = file_diagnostics(&db, other);
+    let entries = log.lock().unwrap().clone();
+    let main_id = format!("{main:?}");
+    println!("main = {main_id}, executed: {entries:?}");
+    let lowered: Vec<&String> = entries
+        .iter()
+        .filter(|e| e.starts_with("lower_file"))
+        .collect();
+    assert_eq!(
+        lowered.len(),
+        1,
+        "only other.fwf is lowered again: {entries:?}"
+    );
+
+    // An edit to the imported library re-lowers the file that imports it.
+    db.clear_log();
+    db.set_text("lib.fwf", LIB.replace("w.md", "x.md"));
+    let _ = file_diagnostics(&db, main);
+    let _ = file_diagnostics(&db, other);
+    assert_eq!(
+        log.lock()
+            .unwrap()
+            .iter()
+            .filter(|e| e.starts_with("lower_file"))
+            .count(),
+        1,
+        "main.fwf is lowered again, other.fwf is not"
+    );
+    let ir = &lower_file(&db, main).workflows[0].ir;
+    assert!(
+        ir.node("s.work")
+            .is_some_and(|n| n.attrs.writes[0].path == "x.md")
+    );
+}
