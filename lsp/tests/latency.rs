@@ -26,8 +26,14 @@ fn layered(layers: usize) -> String {
                 "    agent w{i}_{w} {{ role: researcher writes: \"out/w{i}_{w}.md\" timeout: 600 }}\n"
             ));
         }
-        decls.push_str(&format!("    join j{i}\n    gate g{i} by agent(ceo) \"Layer {i} good?\"\n"));
-        let next = if i + 1 == layers { "end".to_string() } else { format!("h{}", i + 1) };
+        decls.push_str(&format!(
+            "    join j{i}\n    gate g{i} by agent(ceo) \"Layer {i} good?\"\n"
+        ));
+        let next = if i + 1 == layers {
+            "end".to_string()
+        } else {
+            format!("h{}", i + 1)
+        };
         flow.push_str(&format!(
             "        h{i} -> f{i} -> w{i}_1, w{i}_2, w{i}_3 -> j{i} -> g{i}\n        g{i}.proceed -> {next}\n        g{i}.reloop(max 2) -> h{i}\n        g{i}.halt -> end\n"
         ));
@@ -37,7 +43,11 @@ fn layered(layers: usize) -> String {
 
 fn wait_diagnostics(conn: &Connection) -> usize {
     loop {
-        match conn.receiver.recv_timeout(Duration::from_secs(120)).expect("diagnostics") {
+        match conn
+            .receiver
+            .recv_timeout(Duration::from_secs(120))
+            .expect("diagnostics")
+        {
             Message::Notification(n) if n.method == "textDocument/publishDiagnostics" => {
                 return n.params["diagnostics"].as_array().map_or(0, Vec::len);
             }
@@ -79,11 +89,19 @@ fn edit_to_diagnostics_on_2000_nodes() {
     let mut db = Database::new(Arc::new(FsLoader::default()), None);
     db.set_text(&key, text.clone());
     let _ = file_diagnostics(&db, db.file(&key));
-    let edited = text.replacen("timeout: 600 }\n    fork f143", "timeout: 601 }\n    fork f143", 1);
+    let edited = text.replacen(
+        "timeout: 600 }\n    fork f143",
+        "timeout: 601 }\n    fork f143",
+        1,
+    );
     assert_ne!(edited, text);
     let mut recheck = Vec::new();
     for i in 0..20 {
-        let t = if i % 2 == 0 { edited.clone() } else { text.clone() };
+        let t = if i % 2 == 0 {
+            edited.clone()
+        } else {
+            text.clone()
+        };
         let start = Instant::now();
         db.set_text(&key, t);
         assert_eq!(file_diagnostics(&db, db.file(&key)).len(), 0);
@@ -93,26 +111,44 @@ fn edit_to_diagnostics_on_2000_nodes() {
     let (server, conn) = Connection::memory();
     let handle = std::thread::spawn(move || factory_lsp::serve(&server));
     let init = json!({"processId": null, "rootUri": format!("file://{}", root.display()), "capabilities": {}});
-    conn.sender.send(Request::new(RequestId::from(1), "initialize".into(), init).into()).unwrap();
+    conn.sender
+        .send(Request::new(RequestId::from(1), "initialize".into(), init).into())
+        .unwrap();
     let _ = conn.receiver.recv().unwrap();
-    let notify = |method: &str, params: Value| conn.sender.send(Notification::new(method.into(), params).into()).unwrap();
+    let notify = |method: &str, params: Value| {
+        conn.sender
+            .send(Notification::new(method.into(), params).into())
+            .unwrap()
+    };
     notify("initialized", json!({}));
     let start = Instant::now();
-    notify("textDocument/didOpen", json!({"textDocument": {"uri": uri, "languageId": "fwf", "version": 1, "text": text}}));
+    notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "fwf", "version": 1, "text": text}}),
+    );
     assert_eq!(wait_diagnostics(&conn), 0);
     let open = start.elapsed();
 
     // One character: `timeout: 600` of a head in the middle becomes 601, then back.
     let mid = format!("agent h{} {{", layers / 2);
     let line = text.lines().position(|l| l.contains(&mid)).unwrap() as u32;
-    let col = text.lines().nth(line as usize).unwrap().find("600").unwrap() as u32 + 2;
+    let col = text
+        .lines()
+        .nth(line as usize)
+        .unwrap()
+        .find("600")
+        .unwrap() as u32
+        + 2;
     let mut edits = Vec::new();
     for version in 2..22 {
         let ch = if version % 2 == 0 { "1" } else { "0" };
         let start = Instant::now();
-        notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [
-            {"range": {"start": {"line": line, "character": col}, "end": {"line": line, "character": col + 1}}, "text": ch}
-        ]}));
+        notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [
+                {"range": {"start": {"line": line, "character": col}, "end": {"line": line, "character": col + 1}}, "text": ch}
+            ]}),
+        );
         assert_eq!(wait_diagnostics(&conn), 0);
         edits.push(start.elapsed());
     }
@@ -122,21 +158,35 @@ fn edit_to_diagnostics_on_2000_nodes() {
     for version in 22..42 {
         let ch = if version % 2 == 0 { "X" } else { "H" };
         let start = Instant::now();
-        notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [
-            {"range": {"start": {"line": doc_line, "character": 8}, "end": {"line": doc_line, "character": 9}}, "text": ch}
-        ]}));
+        notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [
+                {"range": {"start": {"line": doc_line, "character": 8}, "end": {"line": doc_line, "character": 9}}, "text": ch}
+            ]}),
+        );
         assert_eq!(wait_diagnostics(&conn), 0);
         comment_edits.push(start.elapsed());
     }
-    conn.sender.send(Request::new(RequestId::from(2), "shutdown".into(), Value::Null).into()).unwrap();
+    conn.sender
+        .send(Request::new(RequestId::from(2), "shutdown".into(), Value::Null).into())
+        .unwrap();
     let _ = conn.receiver.recv();
     notify("exit", Value::Null);
     handle.join().unwrap().unwrap();
 
     println!("nodes: {nodes}, bytes: {}", text.len());
     println!("cold check (median of 5): {:?}", median(cold));
-    println!("compiler re-check after the edit (median of 20): {:?}", median(recheck));
+    println!(
+        "compiler re-check after the edit (median of 20): {:?}",
+        median(recheck)
+    );
     println!("didOpen -> diagnostics: {open:?}");
-    println!("one-char attribute edit -> diagnostics (median of 20): {:?}", median(edits));
-    println!("one-char doc-comment edit -> diagnostics (median of 20): {:?}", median(comment_edits));
+    println!(
+        "one-char attribute edit -> diagnostics (median of 20): {:?}",
+        median(edits)
+    );
+    println!(
+        "one-char doc-comment edit -> diagnostics (median of 20): {:?}",
+        median(comment_edits)
+    );
 }
