@@ -1,14 +1,17 @@
 //! `file://` URIs ↔ the compiler's file keys (absolute paths).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::str::FromStr;
 
 use lsp_types::Uri;
 
-/// The database key of a `file://` URI: its percent-decoded path.
+/// The database key of a URI: the percent-decoded path of a `file://` URI; any other
+/// URI (an unsaved `untitled:` buffer) is its own key, so it is still checked.
 pub fn uri_to_key(uri: &Uri) -> Option<String> {
     let s = uri.as_str();
-    let rest = s.strip_prefix("file://")?;
+    let Some(rest) = s.strip_prefix("file://") else {
+        return Some(s.to_string());
+    };
     // `file://host/path` is not a local file; `file:///path` is.
     let path = rest.strip_prefix("localhost").unwrap_or(rest);
     if !path.starts_with('/') {
@@ -19,10 +22,11 @@ pub fn uri_to_key(uri: &Uri) -> Option<String> {
 }
 
 pub fn key_to_uri(key: &str) -> Option<Uri> {
-    let mut out = String::from("file://");
     if !key.starts_with('/') {
-        out.push('/');
+        // Not a path: a URI kept as its own key, or a key with no file (`std/x.fwf`).
+        return key.contains(':').then(|| Uri::from_str(key).ok()).flatten();
     }
+    let mut out = String::from("file://");
     for b in key.bytes() {
         if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
             out.push(b as char);
@@ -35,10 +39,6 @@ pub fn key_to_uri(key: &str) -> Option<Uri> {
 
 pub fn path_to_uri(path: &Path) -> Option<Uri> {
     key_to_uri(&path.to_string_lossy())
-}
-
-pub fn key_path(key: &str) -> PathBuf {
-    PathBuf::from(key)
 }
 
 fn percent_decode(s: &str) -> Option<String> {
@@ -71,8 +71,10 @@ mod tests {
     }
 
     #[test]
-    fn rejects_non_file_uris() {
+    fn other_uris_are_their_own_keys() {
         let uri = Uri::from_str("untitled:Untitled-1").unwrap();
-        assert_eq!(uri_to_key(&uri), None);
+        assert_eq!(uri_to_key(&uri).as_deref(), Some("untitled:Untitled-1"));
+        assert_eq!(key_to_uri("untitled:Untitled-1"), Some(uri));
+        assert_eq!(key_to_uri("std/qa.fwf"), None);
     }
 }

@@ -186,3 +186,18 @@ fn closing_a_file_clears_its_diagnostics() {
     assert_eq!(c.codes(&uri), Vec::<String>::new());
     c.shutdown();
 }
+
+#[test]
+fn an_unsaved_buffer_is_checked_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let c = start(&root);
+    let uri = "untitled:Untitled-1";
+    open(
+        &c,
+        uri,
+        "workflow w {\n    flow {\n        start -> nowhere -> end\n    }\n}\n",
+    );
+    assert_eq!(c.codes(uri), ["FWF003"]);
+    c.shutdown();
+}
