@@ -154,11 +154,8 @@ pub fn line_start(text: &str, offset: usize) -> usize {
 /// The body a scope names: `decl`, or `decl/parallel/...`.
 pub fn body<'a>(parsed: &'a Parsed, scope: &str) -> Option<&'a Body> {
     let mut parts = scope.split('/');
-    let decl = parsed
-        .ast
-        .decls
-        .iter()
-        .find(|d| Some(d.name.as_str()) == parts.next())?;
+    let first = parts.next()?;
+    let decl = parsed.ast.decls.iter().find(|d| d.name == first)?;
     let mut body = &decl.body;
     for p in parts {
         body = &body.parallels.iter().find(|x| x.name == p)?.body;

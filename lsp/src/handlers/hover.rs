@@ -171,7 +171,10 @@ fn node(n: &NodeDecl) -> String {
             }
         ));
     }
-    for key in ["reads", "writes", "check", "timeout", "outcomes"] {
+    for key in [
+        "question", "prompt", "task", "run", "model", "runner", "reads", "writes", "check",
+        "timeout", "outcomes", "async",
+    ] {
         if let Some(a) = n.attrs.iter().find(|a| a.key == key) {
             let vals: Vec<String> = a.values.iter().map(value).collect();
             s.push_str(&format!("\n- {key}: `{}`", vals.join(", ")));
