@@ -5,6 +5,7 @@
 
 pub mod convert;
 pub mod handlers;
+pub mod lex;
 pub mod lookup;
 pub mod paths;
 pub mod position;

@@ -8,6 +8,8 @@ use std::ops::Range;
 use factory_compiler::ir::Label;
 use factory_compiler::syntax::{Body, Decl, Loc, Parsed};
 
+pub use crate::lex::{Tok, TokKind, is_ident, line_start, tokens};
+
 /// A named thing of a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Symbol {
@@ -37,6 +39,15 @@ pub enum Symbol {
     Role {
         name: String,
     },
+    /// A named artifact: an `input`, or `writes: name = "path"`, read by name.
+    Artifact {
+        decl: String,
+        name: String,
+    },
+    /// An attribute key (`role`, `reads`, ...).
+    Attribute {
+        key: String,
+    },
 }
 
 /// A symbol and the span of the text that names it at the cursor.
@@ -44,73 +55,6 @@ pub enum Symbol {
 pub struct Hit {
     pub symbol: Symbol,
     pub span: Range<usize>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TokKind {
-    Ident,
-    Str,
-    Comment,
-    Other,
-}
-
-#[derive(Debug, Clone)]
-pub struct Tok {
-    pub kind: TokKind,
-    pub span: Range<usize>,
-}
-
-/// Identifiers, strings and comments of a text (everything else is one `Other` per char).
-pub fn tokens(text: &str) -> Vec<Tok> {
-    let b = text.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        let start = i;
-        let kind = if b[i] == b'/' && b.get(i + 1) == Some(&b'/') {
-            while i < b.len() && b[i] != b'\n' {
-                i += 1;
-            }
-            TokKind::Comment
-        } else if b[i] == b'"' {
-            i += 1;
-            while i < b.len() && b[i] != b'"' && b[i] != b'\n' {
-                i += if b[i] == b'\\' { 2 } else { 1 };
-            }
-            i = (i + 1).min(b.len());
-            TokKind::Str
-        } else if b[i].is_ascii_alphabetic() || b[i] == b'_' {
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                i += 1;
-            }
-            TokKind::Ident
-        } else {
-            i += 1;
-            while i < b.len() && !text.is_char_boundary(i) {
-                i += 1;
-            }
-            if b[start].is_ascii_whitespace() {
-                continue;
-            }
-            TokKind::Other
-        };
-        while i < b.len() && !text.is_char_boundary(i) {
-            i += 1;
-        }
-        out.push(Tok {
-            kind,
-            span: start..i.min(b.len()),
-        });
-    }
-    out
-}
-
-pub fn is_ident(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// The declaration (`workflow`/`subgraph`) whose text contains `offset`.
@@ -143,12 +87,6 @@ pub fn decl_range(parsed: &Parsed, text: &str, name: &str) -> Range<usize> {
         .min()
         .unwrap_or(text.len());
     start..end.max(start)
-}
-
-pub fn line_start(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())]
-        .rfind('\n')
-        .map_or(0, |i| i + 1)
 }
 
 /// The body a scope names: `decl`, or `decl/parallel/...`.
@@ -268,6 +206,11 @@ fn from_loc(
         Loc::Decl(n) => hit(Symbol::Decl { name: n.clone() }),
         Loc::Import(i) => hit(Symbol::Import { index: *i }),
         Loc::UseSubgraph(_, _) => hit(Symbol::Subgraph { name: word.into() }),
+        Loc::Attr(_, _, key) => hit(Symbol::Attribute { key: key.clone() }),
+        Loc::Input(s, n) => hit(Symbol::Artifact {
+            decl: root(s).into(),
+            name: n.clone(),
+        }),
         Loc::Term(s, ..) => {
             let name = term_name(word);
             // The cursor on the label (`.reloop`) still means the node.
@@ -363,10 +306,56 @@ fn from_word(parsed: &Parsed, text: &str, offset: usize) -> Option<Hit> {
     if before.first() == Some(&".") {
         return None;
     }
-    let symbol = resolve(parsed, &decl.name, word)?;
-    match symbol {
-        Symbol::Knob { .. } | Symbol::Param { .. } => hit(symbol),
+    match resolve(parsed, &decl.name, word) {
+        Some(symbol @ (Symbol::Knob { .. } | Symbol::Param { .. })) => hit(symbol),
+        Some(_) => None,
+        None => {
+            let artifact = Symbol::Artifact {
+                decl: decl.name.clone(),
+                name: word.into(),
+            };
+            declaration_in(parsed, text, &artifact).and_then(|_| hit(artifact))
+        }
+    }
+}
+
+/// Where artifact `name` of declaration `decl` is declared: its `input`, or the
+/// `writes: name = "path"` that names it.
+fn artifact_declaration(
+    parsed: &Parsed,
+    text: &str,
+    decl: &str,
+    name: &str,
+) -> Option<Range<usize>> {
+    let input = parsed.map.iter().find_map(|(loc, span)| match loc {
+        Loc::Input(s, n) if root(s) == decl && n == name => Some(span.clone()),
         _ => None,
+    });
+    if input.is_some() {
+        return input;
+    }
+    let range = decl_range(parsed, text, decl);
+    let toks = tokens(text);
+    let at = |i: usize| toks.get(i).map(|t| &text[t.span.clone()]);
+    toks.iter().enumerate().find_map(|(i, t)| {
+        let named_write = t.kind == TokKind::Ident
+            && range.start <= t.span.start
+            && t.span.end <= range.end
+            && &text[t.span.clone()] == name
+            && at(i + 1) == Some("=")
+            && toks.get(i + 2).is_some_and(|n| n.kind == TokKind::Str)
+            && i.checked_sub(1)
+                .and_then(at)
+                .is_some_and(|p| p == ":" || p == ",");
+        named_write.then(|| t.span.clone())
+    })
+}
+
+/// The declaration of a symbol, including those found from the text (artifacts).
+pub fn declaration_in(parsed: &Parsed, text: &str, symbol: &Symbol) -> Option<Range<usize>> {
+    match symbol {
+        Symbol::Artifact { decl, name } => artifact_declaration(parsed, text, decl, name),
+        other => declaration(parsed, other),
     }
 }
 
@@ -386,13 +375,13 @@ pub fn declaration(parsed: &Parsed, symbol: &Symbol) -> Option<Range<usize>> {
             parsed.map.get(&Loc::Decl(name.clone())).cloned()
         }
         Symbol::Import { index } => parsed.map.get(&Loc::Import(*index)).cloned(),
-        Symbol::Role { .. } => None,
+        Symbol::Role { .. } | Symbol::Artifact { .. } | Symbol::Attribute { .. } => None,
     }
 }
 
 /// Every span of this file that names `symbol`, its declaration included, in order.
 pub fn references(parsed: &Parsed, text: &str, symbol: &Symbol) -> Vec<Range<usize>> {
-    let mut out: Vec<Range<usize>> = declaration(parsed, symbol).into_iter().collect();
+    let mut out: Vec<Range<usize>> = declaration_in(parsed, text, symbol).into_iter().collect();
     match symbol {
         Symbol::Node { scope, name } => {
             for (loc, span) in &parsed.map {
@@ -414,13 +403,14 @@ pub fn references(parsed: &Parsed, text: &str, symbol: &Symbol) -> Vec<Range<usi
             }
         }
         Symbol::Knob { workflow: d, name } | Symbol::Param { decl: d, name } => {
-            out.extend(value_references(
-                parsed,
-                text,
-                d,
-                name,
-                matches!(symbol, Symbol::Knob { .. }),
-            ));
+            let template = match symbol {
+                Symbol::Knob { .. } => format!("knobs.{name}"),
+                _ => name.clone(),
+            };
+            out.extend(value_references(parsed, text, d, name, Some(&template)));
+        }
+        Symbol::Artifact { decl, name } => {
+            out.extend(value_references(parsed, text, decl, name, None));
         }
         Symbol::Subgraph { name } | Symbol::Decl { name } => {
             for (loc, span) in &parsed.map {
@@ -431,21 +421,21 @@ pub fn references(parsed: &Parsed, text: &str, symbol: &Symbol) -> Vec<Range<usi
                 }
             }
         }
-        Symbol::Import { .. } | Symbol::Role { .. } => {}
+        Symbol::Import { .. } | Symbol::Role { .. } | Symbol::Attribute { .. } => {}
     }
     out.sort_by_key(|r| (r.start, r.end));
     out.dedup();
     out
 }
 
-/// Uses of a knob or parameter inside declaration `decl`: bare names in values, bounds
-/// and arguments, and `{{knobs.name}}` / `{{name}}` in templates.
+/// Uses of a knob, parameter or artifact inside declaration `decl`: bare names in values,
+/// bounds and arguments, and `{{template}}` (`knobs.name`, `name`) in strings.
 fn value_references(
     parsed: &Parsed,
     text: &str,
     decl: &str,
     name: &str,
-    knob: bool,
+    template: Option<&str>,
 ) -> Vec<Range<usize>> {
     let range = decl_range(parsed, text, decl);
     let toks = tokens(text);
@@ -467,11 +457,6 @@ fn value_references(
         .map(|(_, s)| s)
         .collect();
     let mut out = Vec::new();
-    let pattern = if knob {
-        format!("knobs.{name}")
-    } else {
-        name.to_string()
-    };
     for (i, t) in toks.iter().enumerate() {
         if t.span.start < range.start || t.span.end > range.end {
             continue;
@@ -493,6 +478,7 @@ fn value_references(
                 out.push(t.span.clone());
             }
             TokKind::Str => {
+                let Some(pattern) = template else { continue };
                 let s = &text[t.span.clone()];
                 let mut from = 0;
                 while let Some(open) = s[from..].find("{{") {

@@ -39,7 +39,7 @@ pub fn definition(
         Symbol::Subgraph { name } if lookup::declaration(doc.parsed, &hit.symbol).is_none() => {
             subgraph_elsewhere(world, &doc.key, name)
         }
-        symbol => lookup::declaration(doc.parsed, symbol)
+        symbol => lookup::declaration_in(doc.parsed, doc.text, symbol)
             .map(|span| Location::new(p.text_document.uri.clone(), doc.range(&span))),
     };
     Ok(location.map(GotoDefinitionResponse::Scalar))
@@ -80,7 +80,7 @@ pub fn references(world: &mut World, params: ReferenceParams) -> Result<Option<V
     let Some(hit) = lookup::symbol_at(doc.parsed, doc.text, doc.offset(p.position)) else {
         return Ok(None);
     };
-    let decl = lookup::declaration(doc.parsed, &hit.symbol);
+    let decl = lookup::declaration_in(doc.parsed, doc.text, &hit.symbol);
     let spans = lookup::references(doc.parsed, doc.text, &hit.symbol);
     Ok(Some(
         spans

@@ -137,6 +137,95 @@ pub fn describe(world: &World, doc: &DocView<'_>, symbol: &Symbol) -> Option<Str
             })
         }
         Symbol::Role { name } => Some(role(&doc.key, name)),
+        Symbol::Artifact { decl, name } => {
+            let d = doc.parsed.ast.decls.iter().find(|d| &d.name == decl)?;
+            Some(artifact(&d.body, name))
+        }
+        Symbol::Attribute { key } => {
+            let (_, text) = ATTRIBUTES.iter().find(|(k, _)| k == key)?;
+            Some(format!("**attribute** `{key}`\n\n{text}"))
+        }
+    }
+}
+
+/// What each attribute means (docs/language.md, "Attributes").
+const ATTRIBUTES: &[(&str, &str)] = &[
+    (
+        "role",
+        "The role whose prompt the agent runs: a built-in role, `prompts/<role>.md` or `.factory/agents/<role>.md`.",
+    ),
+    (
+        "prompt",
+        "A prompt template given to the model, instead of the role's prompt file.",
+    ),
+    (
+        "task",
+        "The task template given to the role, e.g. `\"Implement experiment {{exp_id}}\"`.",
+    ),
+    (
+        "run",
+        "The shell command a `fn` or `study` runs; a non-zero exit is a failure.",
+    ),
+    ("question", "The question a gate's evaluator answers."),
+    (
+        "reads",
+        "Artifact names and/or quoted paths the node reads.",
+    ),
+    (
+        "writes",
+        "Paths the node writes, optionally named: `writes: plan = \".factory/plan.md\"`.",
+    ),
+    (
+        "check",
+        "`exists`, `min_size(BYTES)`, `contains(\"TEXT\")`, checked on the writes after the node runs; a failed check is a failure.",
+    ),
+    (
+        "timeout",
+        "Seconds (a whole number ≥ 1, or an int knob or parameter); running over is a failure.",
+    ),
+    ("model", "The model to use (a name or a string template)."),
+    ("runner", "The agent CLI that runs the node."),
+    ("async", "`true`: the node does not block its successors."),
+    (
+        "outcomes",
+        "The verdicts a gate can emit (`proceed`, `reloop`, `halt`); each needs an edge.",
+    ),
+];
+
+/// Where a named artifact comes from: an input, or the node that writes it.
+fn artifact(body: &factory_compiler::syntax::Body, name: &str) -> String {
+    if let Some(i) = body.inputs.iter().find(|i| i.name == name) {
+        return format!("**artifact** `{name}` — input\n\n- path: `{}`", i.path);
+    }
+    let mut writers = Vec::new();
+    collect_writers(body, name, "", &mut writers);
+    match writers.as_slice() {
+        [] => format!("**artifact** `{name}`"),
+        [(node, path), ..] => {
+            format!("**artifact** `{name}`\n\n- path: `{path}`\n- written by: `{node}`")
+        }
+    }
+}
+
+fn collect_writers(
+    body: &factory_compiler::syntax::Body,
+    name: &str,
+    prefix: &str,
+    out: &mut Vec<(String, String)>,
+) {
+    for n in &body.nodes {
+        for a in n.attrs.iter().filter(|a| a.key == "writes") {
+            for v in &a.values {
+                if let Value::Named { name: nm, path } = v
+                    && nm == name
+                {
+                    out.push((format!("{prefix}{}", n.name), path.clone()));
+                }
+            }
+        }
+    }
+    for p in &body.parallels {
+        collect_writers(&p.body, name, &format!("{prefix}{}.", p.name), out);
     }
 }
 

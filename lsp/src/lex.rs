@@ -1,0 +1,77 @@
+//! A small lexer for the server's text lookups: identifiers, strings and comments with
+//! their byte spans (the parser's tree keeps no positions for most values).
+
+use std::ops::Range;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokKind {
+    Ident,
+    Str,
+    Comment,
+    Other,
+}
+
+#[derive(Debug, Clone)]
+pub struct Tok {
+    pub kind: TokKind,
+    pub span: Range<usize>,
+}
+
+/// Identifiers, strings and comments of a text (everything else is one `Other` per char).
+pub fn tokens(text: &str) -> Vec<Tok> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let start = i;
+        let kind = if b[i] == b'/' && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+            TokKind::Comment
+        } else if b[i] == b'"' {
+            i += 1;
+            while i < b.len() && b[i] != b'"' && b[i] != b'\n' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            i = (i + 1).min(b.len());
+            TokKind::Str
+        } else if b[i].is_ascii_alphabetic() || b[i] == b'_' {
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            TokKind::Ident
+        } else {
+            i += 1;
+            while i < b.len() && !text.is_char_boundary(i) {
+                i += 1;
+            }
+            if b[start].is_ascii_whitespace() {
+                continue;
+            }
+            TokKind::Other
+        };
+        while i < b.len() && !text.is_char_boundary(i) {
+            i += 1;
+        }
+        out.push(Tok {
+            kind,
+            span: start..i.min(b.len()),
+        });
+    }
+    out
+}
+
+pub fn is_ident(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+pub fn line_start(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())]
+        .rfind('\n')
+        .map_or(0, |i| i + 1)
+}
