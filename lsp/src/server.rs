@@ -28,6 +28,8 @@ pub enum ServerError {
     Protocol(#[from] lsp_server::ProtocolError),
     #[error("the client sent bad initialize params: {0}")]
     Init(#[from] serde_json::Error),
+    #[error("bad params: {0}")]
+    BadParams(String),
     #[error("cannot write to the client: the connection is closed")]
     Disconnected,
     #[error("reading or writing stdio failed: {0}")]
@@ -134,6 +136,10 @@ impl Server<'_> {
                     let method = n.method.clone();
                     let outcome = catch_unwind(AssertUnwindSafe(|| self.notification(n)));
                     match outcome {
+                        // A malformed notification is the client's bug: say so, keep serving.
+                        Ok(Err(ServerError::BadParams(e))) => {
+                            self.log(&format!("ignored {method} with bad params: {e}"))?
+                        }
                         Ok(result) => result?,
                         Err(_) => self.log(&format!(
                             "internal error while handling {method}; the server keeps running"
@@ -304,7 +310,7 @@ pub fn guarded(
 }
 
 fn parse<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> Result<T, ServerError> {
-    Ok(serde_json::from_value(v)?)
+    serde_json::from_value(v).map_err(|e| ServerError::BadParams(e.to_string()))
 }
 
 /// Routes a request to its handler; `None` for a method the server does not know.

@@ -201,3 +201,30 @@ fn an_unsaved_buffer_is_checked_too() {
     assert_eq!(c.codes(uri), ["FWF003"]);
     c.shutdown();
 }
+
+#[test]
+fn a_malformed_notification_is_logged_and_the_server_keeps_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let c = start(&root);
+    c.notify("textDocument/didOpen", json!({"textDocument": {"uri": 42}}));
+    loop {
+        if let Message::Notification(n) = c.next()
+            && n.method == "window/logMessage"
+        {
+            assert!(
+                n.params["message"].as_str().unwrap().contains("bad params"),
+                "{n:?}"
+            );
+            break;
+        }
+    }
+    let uri = format!("file://{}/w.fwf", root.display());
+    open(
+        &c,
+        &uri,
+        "workflow w {\n    flow {\n        start -> nowhere -> end\n    }\n}\n",
+    );
+    assert_eq!(c.codes(&uri), ["FWF003"]);
+    c.shutdown();
+}
