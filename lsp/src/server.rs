@@ -9,9 +9,9 @@ use lsp_types::notification::{
     DidSaveTextDocument, Notification as _, PublishDiagnostics,
 };
 use lsp_types::request::{
-    CodeActionRequest, Completion, DocumentSymbolRequest, FoldingRangeRequest, Formatting,
-    GotoDefinition, HoverRequest, PrepareRenameRequest, References, Rename,
-    SemanticTokensFullRequest,
+    CodeActionRequest, Completion, DocumentHighlightRequest, DocumentSymbolRequest,
+    FoldingRangeRequest, Formatting, GotoDefinition, HoverRequest, PrepareRenameRequest,
+    References, Rename, SemanticTokensFullRequest,
 };
 use lsp_types::{
     CompletionOptions, InitializeParams, OneOf, PublishDiagnosticsParams, RenameOptions,
@@ -44,6 +44,7 @@ pub fn capabilities() -> ServerCapabilities {
         hover_provider: Some(lsp_types::HoverProviderCapability::Simple(true)),
         definition_provider: Some(OneOf::Left(true)),
         references_provider: Some(OneOf::Left(true)),
+        document_highlight_provider: Some(OneOf::Left(true)),
         rename_provider: Some(OneOf::Right(RenameOptions {
             prepare_provider: Some(true),
             work_done_progress_options: Default::default(),
@@ -319,6 +320,7 @@ pub fn dispatch(world: &mut World, req: Request) -> Option<Response> {
     r.on::<HoverRequest>(handlers::hover::hover)
         .or_else(|r| r.on::<GotoDefinition>(handlers::definition::definition))
         .or_else(|r| r.on::<References>(handlers::definition::references))
+        .or_else(|r| r.on::<DocumentHighlightRequest>(handlers::definition::highlights))
         .or_else(|r| r.on::<PrepareRenameRequest>(handlers::rename::prepare))
         .or_else(|r| r.on::<Rename>(handlers::rename::rename))
         .or_else(|r| r.on::<DocumentSymbolRequest>(handlers::symbols::document_symbols))

@@ -100,3 +100,16 @@ fn definition_and_references_of_a_named_write() {
         ]
     );
 }
+
+#[test]
+fn highlights_mark_every_occurrence() {
+    let (_d, mut world, uri) = setup();
+    let params = DocumentHighlightParams {
+        text_document_position_params: tdp(&uri, at("-> builder", 4)),
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+    };
+    let got = definition::highlights(&mut world, params).unwrap().unwrap();
+    let starts: Vec<Position> = got.iter().map(|h| h.range.start).collect();
+    assert_eq!(starts, vec![at("builder {", 0), at("builder -> end", 0)]);
+}

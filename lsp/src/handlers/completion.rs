@@ -240,7 +240,7 @@ fn enclosing_block(doc: &DocView<'_>, offset: usize) -> (String, Option<String>)
     let decl = lookup::decl_at(doc.parsed, offset).map(|d| d.name.clone());
     // Parallel blocks between the declaration and the cursor narrow the scope.
     let mut scope = decl.clone();
-    for &o in &stack[..stack.len().saturating_sub(0)] {
+    for &o in &stack {
         let h = &text[lookup::line_start(text, o)..o];
         let mut w = h.split_whitespace();
         if w.next() == Some("parallel")

@@ -90,3 +90,24 @@ pub fn references(world: &mut World, params: ReferenceParams) -> Result<Option<V
             .collect(),
     ))
 }
+
+/// Every occurrence of the name under the cursor, for the editor to highlight.
+pub fn highlights(
+    world: &mut World,
+    params: lsp_types::DocumentHighlightParams,
+) -> Result<Option<Vec<lsp_types::DocumentHighlight>>> {
+    let p = params.text_document_position_params;
+    let doc = DocView::new(world, &p.text_document.uri)?;
+    let Some(hit) = lookup::symbol_at(doc.parsed, doc.text, doc.offset(p.position)) else {
+        return Ok(None);
+    };
+    Ok(Some(
+        lookup::references(doc.parsed, doc.text, &hit.symbol)
+            .into_iter()
+            .map(|s| lsp_types::DocumentHighlight {
+                range: doc.range(&s),
+                kind: None,
+            })
+            .collect(),
+    ))
+}
