@@ -3,6 +3,7 @@
 //! reuses the compiler's salsa database and diagnostics unchanged; no rule is
 //! implemented twice.
 
+mod builtin_files;
 pub mod convert;
 pub mod handlers;
 pub mod lex;

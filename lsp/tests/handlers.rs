@@ -244,8 +244,40 @@ fn definition_of_an_import_is_the_file_and_of_a_role_its_prompt() {
         loc.uri,
         path_to_uri(&p.root.join("prompts/custom_role.md")).unwrap()
     );
-    // A built-in role has no file on disk here.
-    assert_eq!(definition_of(&mut p, pos(MAIN, "agent(ceo)", 0, 7)), None);
+    // A built-in role opens a read-only copy of the prompt embedded in factory.
+    let loc = definition_of(&mut p, pos(MAIN, "agent(ceo)", 0, 7)).expect("built-in prompt");
+    let path = loc
+        .uri
+        .as_str()
+        .strip_prefix("file://")
+        .unwrap()
+        .to_string();
+    assert!(path.ends_with("/prompts/ceo.md"), "{path}");
+    assert_eq!(
+        fs::read_to_string(&path).unwrap(),
+        factory_compiler::builtin::prompt("ceo").unwrap()
+    );
+}
+
+#[test]
+fn definition_of_a_standard_library_import_opens_the_embedded_file() {
+    if std::env::var_os("FACTORY_STDLIB").is_some() {
+        return; // the directory wins then; covered by the import test above
+    }
+    let main = "import std/deep_qa\nworkflow w {\n    agent b { role: builder writes: \"b.md\" check: exists }\n    use deep_qa(fix: b, on_halt: end) as qa\n    flow { start -> b -> qa -> end }\n}\n";
+    let mut p = project(main);
+    let loc = definition_of(&mut p, pos(main, "std/deep_qa", 0, 5)).expect("the import resolves");
+    let path = loc
+        .uri
+        .as_str()
+        .strip_prefix("file://")
+        .unwrap()
+        .to_string();
+    assert!(path.ends_with("/stdlib/deep_qa.fwf"), "{path}");
+    assert_eq!(
+        fs::read_to_string(&path).unwrap(),
+        factory_compiler::builtin::stdlib("deep_qa").unwrap()
+    );
 }
 
 #[test]

@@ -34,6 +34,7 @@ pub fn definition(
                 .map(|uri| Location::new(uri, file_start))
         }
         Symbol::Role { name } => super::hover::prompt_path(&doc.key, name)
+            .or_else(|| crate::builtin_files::prompt_file(name))
             .and_then(|p| path_to_uri(&p))
             .map(|uri| Location::new(uri, file_start)),
         Symbol::Subgraph { name } if lookup::declaration(doc.parsed, &hit.symbol).is_none() => {
@@ -45,15 +46,18 @@ pub fn definition(
     Ok(location.map(GotoDefinitionResponse::Scalar))
 }
 
-/// The key of a file that is on disk (the embedded standard library is not, unless
-/// `$FACTORY_STDLIB` names a directory).
+/// The key of a file that is on disk. The standard library is the directory
+/// `$FACTORY_STDLIB` names, or else a read-only copy of the embedded one.
 fn disk_key(world: &World, key: &str) -> Option<String> {
     if !world.db.file(key).exists(&world.db) {
         return None;
     }
     if let Some(rest) = key.strip_prefix("std/") {
-        let dir = factory_compiler::host::find_stdlib(std::path::Path::new("."))?;
-        return Some(dir.join(rest).to_string_lossy().into_owned());
+        let path = match factory_compiler::host::find_stdlib(std::path::Path::new(".")) {
+            Some(dir) => dir.join(rest),
+            None => crate::builtin_files::stdlib_file(rest.strip_suffix(".fwf")?)?,
+        };
+        return Some(path.to_string_lossy().into_owned());
     }
     key.starts_with('/').then(|| key.to_string())
 }
