@@ -412,17 +412,7 @@ impl<'t> Driver<'t> {
     }
 
     fn use_decl(&mut self, scope: &str, pair: Pair<'t, Rule>, body: &mut Body) {
-        let mut doc = String::new();
-        let mut idents = Vec::new();
-        let mut arg_pairs = Vec::new();
-        for p in pair.into_inner() {
-            match p.as_rule() {
-                Rule::docs => doc = docs_text(p.into_inner()),
-                Rule::ident => idents.push(p),
-                Rule::arg => arg_pairs.push(p),
-                _ => {}
-            }
-        }
+        let (doc, idents, arg_pairs) = head_parts(pair);
         let (Some(sub), Some(alias)) = (idents.first(), idents.get(1)) else {
             return;
         };
@@ -450,17 +440,7 @@ impl<'t> Driver<'t> {
     }
 
     fn parallel(&mut self, scope: &str, pair: Pair<'t, Rule>, body: &mut Body) {
-        let mut doc = String::new();
-        let mut idents = Vec::new();
-        let mut arg_pairs = Vec::new();
-        for p in pair.into_inner() {
-            match p.as_rule() {
-                Rule::docs => doc = docs_text(p.into_inner()),
-                Rule::ident => idents.push(p),
-                Rule::arg => arg_pairs.push(p),
-                _ => {}
-            }
-        }
+        let (doc, idents, arg_pairs) = head_parts(pair);
         let Some(name) = idents.first() else { return };
         let name_s = name.as_str().to_string();
         let fresh = self.declare(
@@ -669,6 +649,22 @@ fn skipped_node_name(skipped: &str) -> Option<String> {
     };
     let ident = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
     ident.then(|| name.to_string())
+}
+
+/// The doc comment, names and argument pairs of a `use` or `parallel` header.
+fn head_parts(pair: Pair<'_, Rule>) -> (String, Vec<Pair<'_, Rule>>, Vec<Pair<'_, Rule>>) {
+    let mut doc = String::new();
+    let mut idents = Vec::new();
+    let mut args = Vec::new();
+    for p in pair.into_inner() {
+        match p.as_rule() {
+            Rule::docs => doc = docs_text(p.into_inner()),
+            Rule::ident => idents.push(p),
+            Rule::arg => args.push(p),
+            _ => {}
+        }
+    }
+    (doc, idents, args)
 }
 
 fn level_name(level: &Level) -> &'static str {
