@@ -297,3 +297,16 @@ fn modes_lists_built_in_modes_and_project_overrides_win() {
         .code(2)
         .stderr(predicate::str::contains("neither a file nor a mode"));
 }
+
+#[test]
+fn a_file_that_is_not_utf8_is_refused_with_a_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bin.fwf");
+    fs::write(&path, [0xff, 0xfe, b' ', b'x']).unwrap();
+    factory()
+        .arg("check")
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not UTF-8"));
+}

@@ -71,10 +71,7 @@ pub fn check_paths(paths: &[PathBuf]) -> std::io::Result<Vec<Located>> {
         let key = key_of(&path);
         let file = db.file(&key);
         if !file.exists(&db) {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                format!("{}: cannot read the file", path.display()),
-            ));
+            return Err(unreadable(&path));
         }
         for d in file_diagnostics(&db, file) {
             let source = Arc::new(db.file(&d.file).text(&db).clone());
@@ -170,10 +167,7 @@ pub fn compile(
     let key = if path.is_file() { key_of(path) } else { key };
     let file = db.file(&key);
     if !file.exists(&db) {
-        return Err(CompileError::Io(std::io::Error::new(
-            std::io::ErrorKind::NotFound,
-            format!("{key}: cannot read the file"),
-        )));
+        return Err(CompileError::Io(unreadable(Path::new(&key))));
     }
     let diags: Vec<Located> = file_diagnostics(&db, file)
         .iter()
@@ -229,4 +223,19 @@ pub fn describe_mode(key: &str) -> Option<String> {
     let ast = crate::syntax::parse(&text).ast;
     let doc = &ast.decls.first()?.doc;
     Some(doc.split("\n\n").next()?.replace('\n', " "))
+}
+
+/// Why a source file could not be loaded, in words (missing, unreadable, not UTF-8).
+fn unreadable(path: &Path) -> std::io::Error {
+    match std::fs::read_to_string(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => std::io::Error::new(
+            e.kind(),
+            format!(
+                "{}: not UTF-8 text; workflow files must be UTF-8",
+                path.display()
+            ),
+        ),
+        Err(e) => std::io::Error::new(e.kind(), format!("{}: {e}", path.display())),
+        Ok(_) => std::io::Error::other(format!("{}: cannot read the file", path.display())),
+    }
 }
