@@ -239,9 +239,22 @@ fn every_agent_declares_and_checks_what_it_writes_and_every_agent_gate_reads_wha
                     "{name}: agent {} writes nothing",
                     n.id
                 );
+                use factory_compiler::ir::Check;
+                let c = &n.attrs.checks;
                 assert!(
-                    !n.attrs.checks.is_empty(),
-                    "{name}: agent {} checks nothing",
+                    c.contains(&Check::Exists),
+                    "{name}: agent {} does not check its output exists",
+                    n.id
+                );
+                assert!(
+                    c.iter().any(|c| matches!(c, Check::MinSize(_))),
+                    "{name}: agent {} has no minimum size",
+                    n.id
+                );
+                assert!(
+                    c.iter()
+                        .any(|c| matches!(c, Check::Contains(h) if h.starts_with('#'))),
+                    "{name}: agent {} requires no heading",
                     n.id
                 );
             }
