@@ -235,7 +235,6 @@ impl Matcher<'_> {
         }
         for (e, target) in reloops {
             if !nodes.contains(&target) {
-                escaped = true;
                 let edge = &self.ir.edges[e];
                 self.out.push(
                     Finding::new(
@@ -255,7 +254,6 @@ impl Matcher<'_> {
                 );
             }
         }
-        let _ = escaped;
         // Two branches writing one artifact race each other (not so for `parallel`,
         // whose copies run in separate worktrees).
         if !parallel {
@@ -299,7 +297,6 @@ impl Matcher<'_> {
                     }
                 }
             }
-            let _ = i;
         }
     }
 
