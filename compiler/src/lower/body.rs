@@ -7,9 +7,7 @@ use crate::diagnostic::Code;
 use crate::ir::{
     Artifact, Attrs, END, Edge, FloatText, Knob, KnobType, Label, Literal, Node, NodeKind, START,
 };
-use crate::syntax::{
-    Arg, ArgValue, Body, BoundRef, Bounds, Decl, KnobDecl, Loc, Param, ParamType, Term, Value,
-};
+use crate::syntax::{Body, BoundRef, Bounds, Decl, KnobDecl, Loc, ParamType, Term, Value};
 use crate::validate::Finding;
 
 /// How a flow refers to a name: the ids edges go into, and the (id, label) pairs edges
@@ -18,16 +16,16 @@ use crate::validate::Finding;
 #[derive(Debug, Clone)]
 pub(super) struct Endpoints {
     pub(super) entries: Vec<String>,
-    exits: Vec<(String, Option<Label>)>,
+    pub(super) exits: Vec<(String, Option<Label>)>,
     /// Set for single nodes, which may carry verdict labels.
-    single: bool,
+    pub(super) single: bool,
 }
 
 impl Endpoints {
     /// A name that exists but leads nowhere: a declaration skipped by a syntax error, or
     /// an instance that failed (already reported). Edges through it are dropped
     /// instead of reported again as unknown names.
-    fn placeholder() -> Endpoints {
+    pub(super) fn placeholder() -> Endpoints {
         Endpoints {
             entries: Vec::new(),
             exits: Vec::new(),
@@ -35,7 +33,7 @@ impl Endpoints {
         }
     }
 
-    fn node(id: &str) -> Endpoints {
+    pub(super) fn node(id: &str) -> Endpoints {
         Endpoints {
             entries: vec![id.to_string()],
             exits: vec![(id.to_string(), None)],
@@ -77,7 +75,7 @@ impl Scope {
         })
     }
 
-    fn here(&self, loc: Loc) -> FileLoc {
+    pub(super) fn here(&self, loc: Loc) -> FileLoc {
         FileLoc {
             file: self.file.clone(),
             loc,
@@ -85,11 +83,8 @@ impl Scope {
     }
 }
 
-/// Deeper nesting of instances is refused (no stack overflow from hostile input).
-const MAX_INSTANCE_DEPTH: usize = 64;
-
 pub(super) struct Lowering<'a> {
-    subgraphs: &'a Subgraphs<'a>,
+    pub(super) subgraphs: &'a Subgraphs<'a>,
     pub nodes: Vec<Node>,
     /// Each edge with where its source and its target are written.
     pub edges: Vec<(Edge, Option<FileLoc>, Option<FileLoc>)>,
@@ -99,11 +94,11 @@ pub(super) struct Lowering<'a> {
     pub findings: Vec<Finding<FileLoc>>,
     pub used_subgraphs: BTreeSet<String>,
     /// Subgraphs being instantiated (to refuse recursion).
-    stack: Vec<String>,
+    pub(super) stack: Vec<String>,
     /// Findings inside an instantiated subgraph belong to the subgraph's own file and
     /// are reported when that file is checked.
-    quiet: usize,
-    used_knobs: BTreeSet<String>,
+    pub(super) quiet: usize,
+    pub(super) used_knobs: BTreeSet<String>,
 }
 
 impl<'a> Lowering<'a> {
@@ -302,7 +297,7 @@ impl<'a> Lowering<'a> {
         });
     }
 
-    fn body(&mut self, scope: &mut Scope, body: &Body) {
+    pub(super) fn body(&mut self, scope: &mut Scope, body: &Body) {
         if !scope.top {
             for k in &body.knobs {
                 self.report(
@@ -463,7 +458,12 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    fn resolve_name(&mut self, scope: &Scope, name: &str, loc: Loc) -> Option<Endpoints> {
+    pub(super) fn resolve_name(
+        &mut self,
+        scope: &Scope,
+        name: &str,
+        loc: Loc,
+    ) -> Option<Endpoints> {
         if let Some(e) = scope.names.get(name) {
             return Some(e.clone());
         }
@@ -662,351 +662,9 @@ impl<'a> Lowering<'a> {
         }
         None
     }
-
-    fn instantiate(&mut self, scope: &mut Scope, u: &crate::syntax::UseDecl) -> Option<Endpoints> {
-        let use_loc = Loc::Use(scope.key.clone(), u.alias.clone());
-        let Some((file, decl)) = self.subgraphs.get(&u.subgraph).cloned() else {
-            let known: Vec<&str> = self.subgraphs.keys().map(String::as_str).collect();
-            let hint = closest(&u.subgraph, &known)
-                .map_or(String::new(), |c| format!("did you mean `{c}`? "));
-            self.report(
-                Finding::new(
-                    Code::UnknownSubgraph,
-                    scope.at(Loc::UseSubgraph(scope.key.clone(), u.alias.clone())),
-                    format!("no subgraph named `{}`", u.subgraph),
-                )
-                .label("unknown subgraph")
-                .help(format!(
-                    "{hint}import the file that declares it (e.g. `import std/{}`)",
-                    u.subgraph
-                )),
-            );
-            return None;
-        };
-        self.used_subgraphs.insert(u.subgraph.clone());
-        if self.stack.len() >= MAX_INSTANCE_DEPTH {
-            self.report(
-                Finding::new(Code::ImportCycle, scope.at(use_loc), format!("subgraph instances are nested more than {MAX_INSTANCE_DEPTH} deep"))
-                    .help("flatten the subgraphs: an instance inside an instance inside ... this deep is almost certainly a mistake"),
-            );
-            return None;
-        }
-        if self.stack.contains(&u.subgraph) {
-            self.report(
-                Finding::new(
-                    Code::ImportCycle,
-                    scope.at(use_loc),
-                    format!("subgraph `{}` ends up using itself", u.subgraph),
-                )
-                .help("a subgraph cannot contain an instance of itself; break the cycle"),
-            );
-            return None;
-        }
-        let key = scope.key.clone();
-        let params = self.bind_args(scope, &u.subgraph, &decl.params, &u.args, |a| {
-            Loc::UseArg(key.clone(), u.alias.clone(), a)
-        })?;
-        let mut inner = Scope {
-            file: file.clone(),
-            key: decl.name.clone(),
-            prefix: format!("{}{}.", scope.prefix, u.alias),
-            top: false,
-            knobs: false,
-            params,
-            names: BTreeMap::new(),
-            artifacts: BTreeMap::new(),
-            origin: Some(scope.at(use_loc)),
-            entries: Vec::new(),
-            exits: Vec::new(),
-        };
-        self.stack.push(u.subgraph.clone());
-        self.quiet += 1;
-        self.body(&mut inner, &decl.body);
-        self.quiet -= 1;
-        self.stack.pop();
-        // The instance's named artifacts are visible as `alias.name`.
-        for (name, art) in inner.artifacts {
-            if !name.contains('.') {
-                scope.artifacts.insert(format!("{}.{name}", u.alias), art);
-            }
-        }
-        Some(Endpoints {
-            entries: inner.entries,
-            exits: inner.exits,
-            single: false,
-        })
-    }
 }
 
 impl Lowering<'_> {
-    /// Binds the arguments of a `use` to the subgraph's parameters.
-    fn bind_args(
-        &mut self,
-        scope: &Scope,
-        subgraph: &str,
-        params: &[Param],
-        args: &[Arg],
-        loc: impl Fn(String) -> Loc,
-    ) -> Option<BTreeMap<String, Binding>> {
-        let mut out = BTreeMap::new();
-        let mut ok = true;
-        for a in args {
-            if !params.iter().any(|p| p.name == a.name) {
-                let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
-                self.report(
-                    Finding::new(
-                        Code::BadArgument,
-                        scope.at(loc(a.name.clone())),
-                        format!("`{subgraph}` has no parameter `{}`", a.name),
-                    )
-                    .label("unknown argument")
-                    .help(format!(
-                        "its parameters are: {}",
-                        if names.is_empty() {
-                            "(none)".to_string()
-                        } else {
-                            names.join(", ")
-                        }
-                    )),
-                );
-                ok = false;
-            }
-        }
-        for p in params {
-            let arg = args.iter().find(|a| a.name == p.name);
-            // A missing argument has no span of its own; its `UseArg` falls back to
-            // the `use` it belongs to.
-            let at = scope.at(loc(arg.map_or(&p.name, |a| &a.name).clone()));
-            let Some(arg) = arg else {
-                match &p.default {
-                    Some(d) => {
-                        out.insert(
-                            p.name.clone(),
-                            Binding::Value {
-                                lit: d.clone(),
-                                knob: None,
-                            },
-                        );
-                    }
-                    None => {
-                        self.report(
-                            Finding::new(
-                                Code::BadArgument,
-                                at,
-                                format!(
-                                    "`{subgraph}` needs the argument `{}` ({})",
-                                    p.name,
-                                    p.ty.as_str()
-                                ),
-                            )
-                            .label("missing argument")
-                            .help(format!("pass it: `{}: ...`", p.name)),
-                        );
-                        ok = false;
-                    }
-                }
-                continue;
-            };
-            let binding = match (&arg.value, p.ty) {
-                (ArgValue::Name(n), ParamType::Node) => {
-                    match self.resolve_name(scope, n, loc(arg.name.clone())) {
-                        Some(e) => Binding::Node(e),
-                        None => {
-                            ok = false;
-                            continue;
-                        }
-                    }
-                }
-                (ArgValue::Literal(l), _) => Binding::Value {
-                    lit: l.clone(),
-                    knob: None,
-                },
-                (ArgValue::Name(n), _) => match self.value_of(scope, n) {
-                    Some((lit, knob)) => Binding::Value { lit, knob },
-                    None => {
-                        self.report(
-                            Finding::new(
-                                Code::BadArgument,
-                                at,
-                                format!("`{n}` is not a knob or parameter"),
-                            )
-                            .label("unknown value")
-                            .help(format!(
-                                "pass a literal or the name of a knob for `{}`",
-                                p.name
-                            )),
-                        );
-                        ok = false;
-                        continue;
-                    }
-                },
-            };
-            if let Binding::Value { lit, .. } = &binding {
-                if p.ty == ParamType::Node {
-                    self.report(
-                        Finding::new(
-                            Code::BadArgument,
-                            at,
-                            format!("`{}` takes a node, not {lit}", p.name),
-                        )
-                        .help("pass the name of a node, instance or parallel block"),
-                    );
-                    ok = false;
-                    continue;
-                }
-                let (min, max, choices) = match &p.bounds {
-                    Some(Bounds::Range(lo, hi)) => (Some(lo), Some(hi), Vec::new()),
-                    Some(Bounds::Choices(c)) => (
-                        None,
-                        None,
-                        c.iter()
-                            .map(|l| match l {
-                                Literal::Str(s) => s.clone(),
-                                o => o.to_string(),
-                            })
-                            .collect(),
-                    ),
-                    None => (None, None, Vec::new()),
-                };
-                let ty = match p.ty {
-                    ParamType::Int => KnobType::Int,
-                    ParamType::Float => KnobType::Float,
-                    ParamType::Bool => KnobType::Bool,
-                    _ => KnobType::String,
-                };
-                if let Some(problem) =
-                    crate::validate::literal_fits(lit, ty, min, max, &choices, false)
-                {
-                    let code = if problem.starts_with("is not of type") {
-                        Code::BadArgument
-                    } else {
-                        Code::OutOfBounds
-                    };
-                    self.report(
-                        Finding::new(code, at, format!("argument `{}` = {lit} {problem}", p.name))
-                            .label("bad value")
-                            .help(format!(
-                                "pass a {} value{}",
-                                ty_name(ty),
-                                bounds_text(&p.bounds)
-                            )),
-                    );
-                    ok = false;
-                    continue;
-                }
-            }
-            out.insert(p.name.clone(), binding);
-        }
-        ok.then_some(out)
-    }
-
-    fn parallel(&mut self, scope: &mut Scope, p: &crate::syntax::Parallel) -> Endpoints {
-        let id = format!("{}{}", scope.prefix, p.name);
-        let mut attrs = Attrs {
-            doc: (!p.doc.is_empty()).then(|| p.doc.clone()),
-            isolation: Some(p.isolation.clone().unwrap_or_else(|| "worktrees".into())),
-            ..Attrs::default()
-        };
-        if attrs.isolation.as_deref() != Some("worktrees") {
-            self.report(
-                Finding::new(
-                    Code::BadArgument,
-                    scope.at(Loc::Parallel(scope.key.clone(), p.name.clone())),
-                    format!(
-                        "unknown isolation `{}`",
-                        attrs.isolation.clone().unwrap_or_default()
-                    ),
-                )
-                .help("write `in worktrees` (each branch runs in its own git worktree)"),
-            );
-        }
-        for a in &p.args {
-            let loc = scope.at(Loc::ParallelArg(
-                scope.key.clone(),
-                p.name.clone(),
-                a.name.clone(),
-            ));
-            if a.name != "count" {
-                self.report(
-                    Finding::new(
-                        Code::BadArgument,
-                        loc,
-                        format!("a parallel block has no argument `{}`", a.name),
-                    )
-                    .help("its one argument is `count: N` (how many branches run)"),
-                );
-                continue;
-            }
-            let value = match &a.value {
-                ArgValue::Literal(l) => Some((l.clone(), None)),
-                ArgValue::Name(n) => self.value_of(scope, n),
-            };
-            match value {
-                Some((Literal::Int(n), knob)) if (1..=u32::MAX as i64).contains(&n) => {
-                    attrs.count = Some(n as u32);
-                    attrs.count_knob = knob;
-                }
-                _ => self.report(
-                    Finding::new(
-                        Code::BadArgument,
-                        loc,
-                        "`count` must be a whole number of at least 1, or an int knob",
-                    )
-                    .help("e.g. `parallel hypotheses(count: 3) in worktrees { ... }`"),
-                ),
-            }
-        }
-        self.origins.nodes.insert(
-            id.clone(),
-            scope.at(Loc::Parallel(scope.key.clone(), p.name.clone())),
-        );
-        self.nodes.push(Node {
-            id: id.clone(),
-            kind: NodeKind::Parallel,
-            attrs,
-        });
-        let mut inner = Scope {
-            file: scope.file.clone(),
-            key: format!("{}/{}", scope.key, p.name),
-            prefix: format!("{id}."),
-            top: false,
-            knobs: scope.knobs,
-            params: scope.params.clone(),
-            names: BTreeMap::new(),
-            artifacts: scope.artifacts.clone(),
-            origin: scope.origin.clone(),
-            entries: Vec::new(),
-            exits: Vec::new(),
-        };
-        self.body(&mut inner, &p.body);
-        if inner.entries.is_empty() {
-            self.report(
-                Finding::new(
-                    Code::MissingStart,
-                    scope.at(Loc::Parallel(scope.key.clone(), p.name.clone())),
-                    format!("parallel block `{}` has no `start ->` edge", p.name),
-                )
-                .help("begin its flow with `start -> <first node>` and end it with `-> end`"),
-            );
-        }
-        for to in &inner.entries {
-            let edge = Edge {
-                from: id.clone(),
-                to: to.clone(),
-                label: None,
-                max: None,
-                max_knob: None,
-            };
-            let at = Some(scope.at(Loc::Parallel(scope.key.clone(), p.name.clone())));
-            self.edges.push((edge, at.clone(), at));
-        }
-        Endpoints {
-            entries: vec![id],
-            exits: inner.exits,
-            single: false,
-        }
-    }
-
     /// Marks knobs used through `{{knobs.x}}` in any template.
     fn scan_knob_templates(&mut self) {
         for n in &self.nodes {
@@ -1025,24 +683,6 @@ impl Lowering<'_> {
     }
 }
 
-fn ty_name(ty: KnobType) -> &'static str {
-    crate::validate::knob_type_name(ty)
-}
-
-fn bounds_text(b: &Option<Bounds>) -> String {
-    match b {
-        Some(Bounds::Range(lo, hi)) => format!(" in {lo}..={hi}"),
-        Some(Bounds::Choices(c)) => format!(
-            " among {}",
-            c.iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        None => String::new(),
-    }
-}
-
 fn placeholder(ty: ParamType) -> Literal {
     match ty {
         ParamType::Int => Literal::Int(1),
@@ -1053,7 +693,7 @@ fn placeholder(ty: ParamType) -> Literal {
 }
 
 /// The known name closest to `name` by edit distance, if any is close.
-fn closest<'n>(name: &str, known: &[&'n str]) -> Option<&'n str> {
+pub(super) fn closest<'n>(name: &str, known: &[&'n str]) -> Option<&'n str> {
     known
         .iter()
         .map(|k| (edit_distance(name, k), *k))

@@ -8,6 +8,7 @@
 
 mod attrs;
 mod body;
+mod instance;
 mod node;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,7 +1,10 @@
 //! Syntax: the grammar, the position-free tree, and the parser that recovers.
 
 pub mod ast;
+mod convert;
 mod parser;
+mod recover;
 
 pub use ast::*;
-pub use parser::{Parsed, SourceMap, SyntaxError, parse, unquote};
+pub use convert::unquote;
+pub use parser::{Parsed, SourceMap, SyntaxError, parse};

@@ -52,24 +52,12 @@ pub fn complete(world: &World, doc: &DocView<'_>, offset: usize) -> Vec<Completi
                 .unwrap_or_default();
             return items(knobs, CompletionItemKind::CONSTANT, "knob");
         }
-        let mut vars: Vec<String> = [
-            "project_path",
-            "exp_id",
-            "goal",
-            "run_id",
-            "iteration",
-            "hypothesis",
-            "branch",
-            "worktree",
-            "node",
-            "verdict",
-            "score_before",
-            "score_after",
-            "knobs.",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+        // The runtime's variables, as the compiler's template rule knows them.
+        let mut vars: Vec<String> = factory_compiler::validate::RUNTIME_VARS
+            .iter()
+            .map(|s| s.to_string())
+            .chain(["knobs.".to_string()])
+            .collect();
         if let Some(d) = decl {
             vars.extend(d.params.iter().map(|p| p.name.clone()));
         }
