@@ -192,20 +192,8 @@ impl<'a> Lowering<'a> {
                     knob: None,
                 },
             };
-            if params.insert(p.name.clone(), binding).is_some() {
-                let at = FileLoc {
-                    file: file.to_string(),
-                    loc: Loc::Param(decl.name.clone(), p.name.clone()),
-                };
-                self.report(
-                    Finding::new(
-                        Code::DuplicateName,
-                        at,
-                        format!("parameter `{}` is declared twice", p.name),
-                    )
-                    .help("rename or remove one of them"),
-                );
-            }
+            // A parameter declared twice was reported and dropped by the parser.
+            params.insert(p.name.clone(), binding);
         }
         let mut scope = Scope {
             file: file.to_string(),
