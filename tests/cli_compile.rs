@@ -26,6 +26,18 @@ workflow fj {
 }
 ";
 
+/// What `factory compile FILE --emit FORM` prints; the compile must succeed.
+fn emit(file: &Path, form: &str) -> Vec<u8> {
+    factory()
+        .args(["compile", "--emit", form])
+        .arg(file)
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone()
+}
+
 fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
     let path = dir.join(name);
     fs::write(&path, text).expect("write fixture");
@@ -120,24 +132,10 @@ fn check_exits_2_on_a_missing_path() {
 fn ir_text_round_trips_byte_for_byte_through_compile() {
     let dir = tempfile::tempdir().unwrap();
     let src = write(dir.path(), "fj.fwf", DIAMOND);
-    let ir = factory()
-        .args(["compile", "--emit", "ir"])
-        .arg(&src)
-        .assert()
-        .code(0)
-        .get_output()
-        .stdout
-        .clone();
+    let ir = emit(&src, "ir");
     let ir_path = dir.path().join("fj.fwir");
     fs::write(&ir_path, &ir).unwrap();
-    let again = factory()
-        .args(["compile", "--emit", "ir"])
-        .arg(&ir_path)
-        .assert()
-        .code(0)
-        .get_output()
-        .stdout
-        .clone();
+    let again = emit(&ir_path, "ir");
     assert_eq!(
         String::from_utf8_lossy(&ir),
         String::from_utf8_lossy(&again)
@@ -157,14 +155,7 @@ fn ir_text_round_trips_byte_for_byte_through_compile() {
 fn deleting_a_join_line_from_ir_text_reports_the_unmatched_fork() {
     let dir = tempfile::tempdir().unwrap();
     let src = write(dir.path(), "fj.fwf", DIAMOND);
-    let ir = factory()
-        .args(["compile", "--emit", "ir"])
-        .arg(&src)
-        .assert()
-        .code(0)
-        .get_output()
-        .stdout
-        .clone();
+    let ir = emit(&src, "ir");
     let text = String::from_utf8(ir).unwrap();
     let without_join: String = text
         .lines()
@@ -186,14 +177,7 @@ fn deleting_a_join_line_from_ir_text_reports_the_unmatched_fork() {
 fn compile_emits_json_dot_and_mermaid() {
     let dir = tempfile::tempdir().unwrap();
     let src = write(dir.path(), "fj.fwf", DIAMOND);
-    let json = factory()
-        .args(["compile", "--emit", "ir-json"])
-        .arg(&src)
-        .assert()
-        .code(0)
-        .get_output()
-        .stdout
-        .clone();
+    let json = emit(&src, "ir-json");
     let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
     assert_eq!(v["ir_version"], 1);
     assert_eq!(v["workflow"]["name"], "fj");
