@@ -4,11 +4,11 @@
 mod common;
 
 use common::TestRepo;
-use factory_runtime::config::FactoryConfig;
 use factory_runtime::eval;
 use factory_runtime::events::{self, Event};
-use factory_runtime::layout::ensure_factory_dir;
 use factory_runtime::precheck::{PrecheckOptions, PrecheckReport, run_precheck};
+use factory_runtime::project::config::FactoryConfig;
+use factory_runtime::project::layout::ensure_factory_dir;
 use factory_runtime::store::{ExperimentStore, Outcome, Verdict};
 use serde_json::json;
 

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use factory_runtime::state::{self, DetectOptions};
+use factory_runtime::project::state::{self, DetectOptions};
 
 use super::{OK, USAGE, report};
 

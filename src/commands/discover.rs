@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use factory_runtime::config;
-use factory_runtime::discovery::{self, EvalProfile, ProfileError};
+use factory_runtime::eval::discovery::{self, EvalProfile, ProfileError};
+use factory_runtime::project::config;
 
 use super::{OK, USAGE, report};
 

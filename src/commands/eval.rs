@@ -4,9 +4,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use factory_runtime::config::{self, ConfigError};
 use factory_runtime::eval::{self, EvalSettings};
-use factory_runtime::layout::ensure_factory_dir;
+use factory_runtime::project::config::{self, ConfigError};
+use factory_runtime::project::layout::ensure_factory_dir;
 
 use super::{FAILED, OK, USAGE, report};
 

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use factory_runtime::lifecycle::{self, BaselineUpdate};
+use factory_runtime::experiment::{self, BaselineUpdate};
 use factory_runtime::store::{Outcome, StoreError, Verdict};
 
 use super::{FAILED, OK, USAGE, report};
@@ -72,7 +72,7 @@ pub fn run(args: Args) -> ExitCode {
     outcome.pr_number = args.pr;
     outcome.issue_number = args.issue;
     outcome.cost_usd = args.cost_usd;
-    match lifecycle::finalize(&args.path, args.id, outcome) {
+    match experiment::finalize(&args.path, args.id, outcome) {
         Ok((record, baseline)) => {
             match baseline {
                 BaselineUpdate::Recorded(b) => eprintln!(

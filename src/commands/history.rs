@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use factory_runtime::history::format_history;
 use factory_runtime::store::ExperimentStore;
+use factory_runtime::store::history::format_history;
 
 use super::{OK, USAGE, report};
 

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use factory_runtime::config::{self, ConfigError};
+use factory_runtime::project::config::{self, ConfigError};
 
 use super::{FAILED, OK, USAGE, report};
 

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use factory_runtime::config;
 use factory_runtime::precheck::{self, PrecheckOptions};
+use factory_runtime::project::config;
 
 use super::{FAILED, OK, USAGE, report};
 

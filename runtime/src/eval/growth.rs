@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::hygiene::HygieneRun;
 use super::score::{EvalResult, Tier};
 use crate::events::now_iso8601;
-use crate::fsutil::atomic_write as write_atomic;
+use crate::sys::files::atomic_write as write_atomic;
 
 /// What a growth dimension scores when it matches its baseline exactly.
 pub const PARITY: f64 = 0.5;

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use super::parse::{self, TestCounts};
 use super::score::{EvalResult, Tier};
-use crate::discovery::introspect::{Check, CheckKind, OutputParser, ProjectProfile};
-use crate::process::{Output, run_shell};
+use crate::eval::discovery::introspect::{Check, CheckKind, OutputParser, ProjectProfile};
+use crate::sys::process::{Output, run_shell};
 
 /// Default raw weights within the hygiene tier (normalised later; overridable per name).
 pub fn default_weight(kind: CheckKind) -> f64 {

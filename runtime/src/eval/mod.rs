@@ -5,6 +5,7 @@
 //! (each with a timeout, none able to abort the others), merges the tiers, scores them,
 //! and writes `.factory/last_eval.json` best-effort.
 
+pub mod discovery;
 pub mod growth;
 pub mod hygiene;
 pub mod parse;
@@ -24,11 +25,11 @@ pub use score::{
     CompositeScore, EvalResult, EvalWeights, MergeWeights, Tier, TierWeights, compute_composite,
 };
 
-use crate::config::FactoryConfig;
-use crate::discovery::eval_spec::{SpecClass, classify_eval_spec_item, dimension_name};
-use crate::discovery::introspect::introspect;
-use crate::fsutil::atomic_write as write_atomic;
-use crate::layout::FactoryPaths;
+use crate::eval::discovery::eval_spec::{SpecClass, classify_eval_spec_item, dimension_name};
+use crate::eval::discovery::introspect::introspect;
+use crate::project::config::FactoryConfig;
+use crate::project::layout::FactoryPaths;
+use crate::sys::files::atomic_write as write_atomic;
 
 /// What an eval run needs from the project's configuration.
 #[derive(Debug, Clone)]

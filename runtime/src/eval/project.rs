@@ -8,9 +8,11 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::score::{EvalResult, Tier};
-use crate::process::{run_program, run_shell};
+use crate::sys::process::{run_program, run_shell};
 
-pub use crate::config::{EvalParse as ParseMode, ProjectEvalDimension as ProjectDimension};
+pub use crate::project::config::{
+    EvalParse as ParseMode, ProjectEvalDimension as ProjectDimension,
+};
 
 /// Runs one declared dimension from `root`.
 pub fn run_dimension(root: &Path, dim: &ProjectDimension) -> EvalResult {

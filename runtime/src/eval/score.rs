@@ -66,7 +66,7 @@ pub struct CompositeScore {
     pub passed: bool,
 }
 
-pub use crate::config::{EvalWeights, TierWeights};
+pub use crate::project::config::{EvalWeights, TierWeights};
 
 /// Weighted sum of `results`, renormalising weights that do not sum to 1.
 pub fn compute_composite(

@@ -12,12 +12,12 @@ use serde::Serialize;
 
 pub use qa::{QA_ROLES, check_qa_execution};
 
-use crate::config::FactoryConfig;
 use crate::eval::{self, EvalReport, EvalSettings};
 use crate::guards::{self, GuardInputs};
-use crate::process::run_shell;
+use crate::project::config::FactoryConfig;
 use crate::store::{Verdict, load_history};
 use crate::strategy::{ANTI_PATTERN_THRESHOLD, find_anti_patterns};
+use crate::sys::process::run_shell;
 
 /// Below this a score counts as lower (floating-point noise is not a regression).
 const SCORE_EPSILON: f64 = 1e-9;

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::CheckOutcome;
 use crate::events::{self, Event, EventsError, kinds};
-use crate::layout::FactoryPaths;
+use crate::project::layout::FactoryPaths;
 
 /// Roles whose completed run counts as QA (deep QA's three, plus the legacy monolith).
 pub const QA_ROLES: &[&str] = &[

@@ -12,6 +12,7 @@
 //! # Ok::<(), factory_runtime::store::StoreError>(())
 //! ```
 
+pub mod history;
 mod record;
 pub mod tsv;
 
@@ -23,9 +24,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::events::{self, Event, EventsError, kinds};
-use crate::fsutil::{self, FileLock, atomic_write};
-use crate::layout::{FactoryPaths, LayoutError, ensure_factory_dir};
-use crate::registry;
+use crate::project::layout::{FactoryPaths, LayoutError, ensure_factory_dir};
+use crate::project::registry;
+use crate::sys::files::{self, FileLock, atomic_write};
 
 /// The result of [`ExperimentStore::begin`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,7 +214,7 @@ impl ExperimentStore {
                 Some(_) => String::new(),
             };
             row.push_str(&tsv::encode(&record));
-            fsutil::append(&tsv_path, row.as_bytes()).map_err(io_at(&tsv_path))?;
+            files::append(&tsv_path, row.as_bytes()).map_err(io_at(&tsv_path))?;
             events::append(
                 &self.paths,
                 &Event::new(kinds::EXPERIMENT_FINALIZE)

@@ -164,7 +164,7 @@ fn history_survives_a_corrupt_row() {
     let id = s.begin("x").unwrap().id;
     s.finalize(id, Outcome::new(Verdict::Keep)).unwrap();
     // A crash left half a row without its newline.
-    fsutil::append(&s.paths().results_tsv(), b"2\t2026-11-29T10:0").unwrap();
+    files::append(&s.paths().results_tsv(), b"2\t2026-11-29T10:0").unwrap();
     let h = s.history().unwrap();
     assert_eq!(h.records.len(), 1);
     assert_eq!(h.warnings.len(), 1);

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::events::now_iso8601;
-use crate::fsutil::{FileLock, atomic_write};
+use crate::sys::files::{FileLock, atomic_write};
 
 /// Environment variable that relocates the per-user directory.
 pub const FACTORY_HOME_ENV: &str = "FACTORY_HOME";
@@ -96,10 +96,11 @@ pub fn load(home: &Path) -> Result<ProjectRegistry, RegistryError> {
     match serde_json::from_str(&text) {
         Ok(reg) => Ok(reg),
         Err(err) => {
-            let aside = crate::fsutil::keep_aside(&path).map_err(|source| RegistryError::Io {
-                path: path.clone(),
-                source,
-            })?;
+            let aside =
+                crate::sys::files::keep_aside(&path).map_err(|source| RegistryError::Io {
+                    path: path.clone(),
+                    source,
+                })?;
             tracing::warn!(file = %path.display(), kept = %aside.display(), %err, "corrupt registry set aside");
             Ok(ProjectRegistry::default())
         }

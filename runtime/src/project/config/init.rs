@@ -6,8 +6,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::{ConfigError, read_factory_md, write_config};
-use crate::fsutil::atomic_write;
-use crate::layout::{FactoryPaths, LayoutError, ensure_factory_dir};
+use crate::project::layout::{FactoryPaths, LayoutError, ensure_factory_dir};
+use crate::sys::files::atomic_write;
 
 /// What [`init_project`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,9 +14,9 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{AdversarialComponent, AdversarialConfig, AdversarialRole};
-use crate::fsutil::{atomic_write, keep_aside};
-use crate::layout::FactoryPaths;
+use crate::project::config::{AdversarialComponent, AdversarialConfig, AdversarialRole};
+use crate::project::layout::FactoryPaths;
+use crate::sys::files::{atomic_write, keep_aside};
 
 /// How many phase records the state keeps; older ones are dropped first.
 pub const MAX_HISTORY: usize = 200;
@@ -280,7 +280,7 @@ mod tests {
     #[test]
     fn state_round_trips_and_corrupt_files_are_kept_aside() {
         let tmp = tempfile::tempdir().unwrap();
-        let paths = crate::layout::ensure_factory_dir(tmp.path()).unwrap();
+        let paths = crate::project::layout::ensure_factory_dir(tmp.path()).unwrap();
         assert_eq!(
             load_state(&paths).unwrap().state,
             AdversarialState::default()

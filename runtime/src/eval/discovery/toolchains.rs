@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::introspect::{Check, CheckKind, NOT_APPLICABLE, OutputParser};
-use crate::process::{run_program, which};
+use crate::sys::process::{run_program, which};
 
 pub(super) fn read(root: &Path, file: &str) -> String {
     fs::read_to_string(root.join(file)).unwrap_or_default()

@@ -21,7 +21,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::layout::FactoryPaths;
+use crate::project::layout::FactoryPaths;
 
 /// Why a configuration could not be read.
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
@@ -83,7 +83,7 @@ pub enum ConfigError {
     /// `.factory/` could not be prepared.
     #[error(transparent)]
     #[diagnostic(transparent)]
-    Layout(#[from] crate::layout::LayoutError),
+    Layout(#[from] crate::project::layout::LayoutError),
     /// The file system refused an operation.
     #[error("cannot access {path}: {source}")]
     #[diagnostic(
@@ -162,7 +162,7 @@ pub fn write_config(project: &Path, config: &FactoryConfig) -> Result<PathBuf, C
         source: io::Error::other(e),
     })?;
     text.push('\n');
-    crate::fsutil::atomic_write(&path, text.as_bytes()).map_err(|source| ConfigError::Io {
+    crate::sys::files::atomic_write(&path, text.as_bytes()).map_err(|source| ConfigError::Io {
         path: path.clone(),
         source,
     })?;

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::fsutil::{self, FileLock};
-use crate::layout::FactoryPaths;
+use crate::project::layout::FactoryPaths;
+use crate::sys::files::{self, FileLock};
 
 /// Event types the runtime writes itself. Other producers may use any string.
 pub mod kinds {
@@ -89,7 +89,7 @@ pub fn now_iso8601() -> String {
 /// `.factory/` is created when missing (the project directory itself never is).
 pub fn append(paths: &FactoryPaths, event: &Event) -> Result<(), EventsError> {
     if !paths.dir().is_dir() {
-        crate::layout::ensure_factory_dir(paths.project())?;
+        crate::project::layout::ensure_factory_dir(paths.project())?;
     }
     let path = paths.events_jsonl();
     let mut line = serde_json::to_string(event).map_err(|e| EventsError::Io {
@@ -102,7 +102,7 @@ pub fn append(paths: &FactoryPaths, event: &Event) -> Result<(), EventsError> {
         source,
     };
     let _lock = FileLock::acquire(&paths.events_lock()).map_err(io_err)?;
-    fsutil::append(&path, line.as_bytes()).map_err(io_err)
+    files::append(&path, line.as_bytes()).map_err(io_err)
 }
 
 /// What [`read`] found in `events.jsonl`.
@@ -173,7 +173,7 @@ pub enum EventsError {
     /// `.factory/` could not be prepared.
     #[error(transparent)]
     #[diagnostic(transparent)]
-    Layout(#[from] crate::layout::LayoutError),
+    Layout(#[from] crate::project::layout::LayoutError),
     /// The file system refused an operation.
     #[error("cannot access the event log {path}: {source}")]
     #[diagnostic(
@@ -196,7 +196,7 @@ pub fn append_to(project: &Path, event: &Event) -> Result<(), EventsError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::layout::ensure_factory_dir;
+    use crate::project::layout::ensure_factory_dir;
 
     #[test]
     fn appends_one_object_per_line_with_type_and_timestamp() {

@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::layout::FactoryPaths;
-use crate::process::{Bounded, run_bounded};
+use crate::project::layout::FactoryPaths;
+use crate::sys::process::{Bounded, run_bounded};
 
 /// Default bound on the `gh issue list` call.
 pub const DEFAULT_GH_TIMEOUT: Duration = Duration::from_secs(10);

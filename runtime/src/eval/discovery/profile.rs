@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use super::eval_spec::{SpecClass, classify_eval_spec_item, dimension_name};
 use super::introspect::{CheckKind, Language, OutputParser, ProjectProfile};
 use crate::events::now_iso8601;
-use crate::fsutil::atomic_write;
-use crate::layout::{FactoryPaths, LayoutError, ensure_factory_dir};
+use crate::project::layout::{FactoryPaths, LayoutError, ensure_factory_dir};
+use crate::sys::files::atomic_write;
 
 /// Where a dimension came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -223,7 +223,7 @@ pub fn approve_profile(root: &Path) -> Result<EvalProfile, ProfileError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::discovery::introspect::introspect;
+    use crate::eval::discovery::introspect::introspect;
 
     fn rust_project() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
@@ -254,7 +254,7 @@ mod tests {
         // other four depend on which tools this machine has.
         let tools = ["cargo", "cargo-clippy", "cargo-fmt"]
             .iter()
-            .filter(|t| crate::process::which(t).is_some())
+            .filter(|t| crate::sys::process::which(t).is_some())
             .count();
         if tools == 3 {
             assert_eq!(p.confidence, 1.0);

@@ -1,6 +1,9 @@
 //! FEEC hypothesis categorisation (Fix > Exploit > Explore > Combine) and anti-pattern
 //! detection against reverted history (spec §8.8, Appendix A.2).
 
+pub mod adversarial;
+pub mod plateau;
+
 use std::collections::BTreeSet;
 
 use serde::Serialize;

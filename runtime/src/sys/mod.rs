@@ -1,0 +1,5 @@
+//! Operating-system helpers with no factory concepts: atomic files and locks, and
+//! subprocesses whose timeout kills the whole process group.
+
+pub mod files;
+pub mod process;
