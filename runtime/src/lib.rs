@@ -11,6 +11,7 @@
 //! - [`experiment`]: finalize, and move the growth baseline on a keep.
 
 pub mod eval;
+pub mod exec;
 pub mod events;
 pub mod experiment;
 pub mod guards;

@@ -13,7 +13,8 @@ use serde::Serialize;
 use crate::driver::SourceLocation;
 use crate::ir::{END, Ir, Knob, KnobType};
 use steps::{Context, StepView};
-use text::{code, meaning, template_vars};
+use text::{code, meaning};
+use crate::ir::conventions::template_vars;
 
 /// Longest skill name the Agent Skills format allows.
 pub const MAX_NAME: usize = 64;
@@ -144,7 +145,7 @@ fn legend(ir: &Ir) -> Vec<String> {
             .into_iter()
             .flatten()
         {
-            vars.extend(template_vars(t));
+            vars.extend(template_vars(t).into_iter().map(str::to_string));
         }
     }
     vars.iter()

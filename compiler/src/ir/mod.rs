@@ -412,6 +412,7 @@ pub struct IrSpans {
     pub knobs: BTreeMap<String, Span>,
 }
 
+pub mod conventions;
 mod hash;
 mod json;
 pub mod text;

@@ -5,34 +5,7 @@ use super::{Finding, IrRef};
 use crate::diagnostic::Code;
 use crate::ir::Ir;
 
-/// Variables the runtime fills in when it runs a node.
-pub const RUNTIME_VARS: &[&str] = &[
-    "project_path",
-    "exp_id",
-    "goal",
-    "run_id",
-    "iteration",
-    "hypothesis",
-    "branch",
-    "worktree",
-    "node",
-    "verdict",
-    "score_before",
-    "score_after",
-];
-
-/// The variable names used in `text`, in order, trimmed (`{{ x }}` is `x`).
-pub fn template_vars(text: &str) -> Vec<&str> {
-    let mut vars = Vec::new();
-    let mut rest = text;
-    while let Some(open) = rest.find("{{") {
-        let after = &rest[open + 2..];
-        let Some(close) = after.find("}}") else { break };
-        vars.push(after[..close].trim());
-        rest = &after[close + 2..];
-    }
-    vars
-}
+pub use crate::ir::conventions::{RUNTIME_VARS, template_vars};
 
 pub(super) fn check(ir: &Ir, out: &mut Vec<Finding>) {
     for n in &ir.nodes {

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::text::{code, one_line, shell_quote};
+use crate::ir::conventions;
 use crate::ir::{Artifact, Check, END, Edge, Evaluator, Ir, Label, Node, NodeKind};
 
 /// One numbered step, ready for the template.
@@ -159,10 +160,6 @@ fn gate_outcomes(node: &Node) -> Vec<Label> {
     }
 }
 
-/// Where an agent gate that declares no `writes` has its verdict written.
-pub(super) fn verdict_path(role: &str, node: &str) -> String {
-    format!(".factory/reviews/{role}-verdict-{node}.md")
-}
 
 pub(super) fn build(cx: &Context<'_>, node: &Node) -> StepView {
     let a = &node.attrs;
@@ -312,13 +309,9 @@ fn gate(cx: &Context<'_>, node: &Node, step: &mut StepView) {
             );
         }
         Some(Evaluator::Agent) | None => {
-            let role = a.role.clone().unwrap_or_else(|| "ceo".to_string());
+            let role = conventions::gate_role(node).to_string();
             // The gate's own verdict file when it declares one, so the checks agree.
-            let verdict = a
-                .writes
-                .first()
-                .map(|w| w.path.clone())
-                .unwrap_or_else(|| verdict_path(&role, &node.id));
+            let verdict = conventions::verdict_file(node).unwrap_or_default();
             let mut task = format!("Review checkpoint {}: {question}", node.id);
             if !a.reads.is_empty() {
                 let reads: Vec<&str> = a.reads.iter().map(|r| r.path.as_str()).collect();

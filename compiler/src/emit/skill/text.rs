@@ -39,18 +39,6 @@ pub(super) fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The variable names used in `text` (`{{ x }}` is `x`).
-pub(super) fn template_vars(text: &str) -> Vec<String> {
-    let mut vars = Vec::new();
-    let mut rest = text;
-    while let Some(open) = rest.find("{{") {
-        let after = &rest[open + 2..];
-        let Some(close) = after.find("}}") else { break };
-        vars.push(after[..close].trim().to_string());
-        rest = &after[close + 2..];
-    }
-    vars
-}
 
 /// What a template variable stands for, for the legend at the end of the skill.
 pub(super) fn meaning(ir: &Ir, var: &str) -> String {
