@@ -1,10 +1,259 @@
 //! The executor: runs a workflow's IR to an outcome.
 //!
 //! - [`graph`]: the IR indexed for walking.
-//! - [`machine`]: the pure state machine (what runs next), no I/O.
+//! - [`machine`]: the pure state machine (what runs next); no I/O.
+//! - [`driver`]: the tokio driver that performs the machine's commands.
+//! - [`node`], [`agents`]: what running one node means, per kind.
+//! - [`checkpoint`]: `state/run.json`, the journal in `events.jsonl`, run summaries.
+//! - [`template`], [`artifacts`], [`shell`], [`view`], [`plan`].
 
+pub mod agents;
+pub mod artifacts;
+pub mod checkpoint;
+pub mod driver;
 pub mod graph;
 pub mod machine;
+pub mod node;
+pub mod plan;
+pub mod shell;
+pub mod template;
+pub mod view;
 
 #[cfg(test)]
 mod machine_tests;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use factory_compiler::ir::{Ir, Literal, content_hash, to_text};
+use serde_json::Value;
+
+use checkpoint::{Checkpoint, RunSettings};
+use driver::{DriveError, RunEnd};
+use graph::Graph;
+use machine::{Input, Machine};
+use node::NodeEnv;
+use view::View;
+
+use crate::events;
+use crate::project::layout::FactoryPaths;
+use crate::runners::{self, Runner, RunnerSpec};
+
+/// A checkpoint older than this is not resumed without `--force` (spec §12.3).
+pub const STALE_AFTER_HOURS: i64 = 24;
+/// Resumes of one run allowed before it must be looked at (spec §7.5).
+pub const DEFAULT_MAX_RESPAWNS: u32 = 5;
+pub const MAX_RESPAWNS_ENV: &str = "FACTORY_MAX_RESPAWNS";
+
+/// Why a run could not start or go on.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum RunError {
+    #[error("{0} is not a git repository")]
+    #[diagnostic(code(factory::run::no_repo), help("run `git init` and commit your project, then run factory again"))]
+    NotARepo(PathBuf),
+    #[error("{0} has no factory.md")]
+    #[diagnostic(code(factory::run::no_factory_md), help("write factory.md (goal, scope, guards, eval) and run `factory init`"))]
+    NoFactoryMd(PathBuf),
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Config(#[from] crate::project::config::ConfigError),
+    #[error("the eval profile of {0} has not been reviewed")]
+    #[diagnostic(
+        code(factory::run::eval_pending),
+        help("read .factory/eval_profile.json, then approve it with `factory discover --approve` (or edit it first)")
+    )]
+    EvalPending(PathBuf),
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Runner(#[from] runners::RunnerError),
+    #[error("no run to resume in {0}")]
+    #[diagnostic(code(factory::run::nothing_to_resume), help("start one with `factory run MODE`"))]
+    NothingToResume(PathBuf),
+    #[error("{0}")]
+    #[diagnostic(code(factory::run::checkpoint_unreadable), help("the checkpoint is kept as it is; start a new run with `factory run MODE`"))]
+    Checkpoint(String),
+    #[error("run {run_id} already finished ({status})")]
+    #[diagnostic(code(factory::run::finished), help("start a new run with `factory run MODE`"))]
+    AlreadyFinished { run_id: String, status: String },
+    #[error("the checkpoint of run {run_id} is {hours} hours old")]
+    #[diagnostic(code(factory::run::stale), help("the code may have moved on; pass --force to resume anyway, or start a new run"))]
+    Stale { run_id: String, hours: i64 },
+    #[error("run {run_id} was resumed {respawns} times already (limit {max})")]
+    #[diagnostic(code(factory::run::respawns), help("something keeps killing it; read .factory/events.jsonl, or raise FACTORY_MAX_RESPAWNS"))]
+    TooManyRespawns { run_id: String, respawns: u32, max: u32 },
+    #[error("the workflow of run {0} is missing or changed since it started")]
+    #[diagnostic(code(factory::run::ir_changed), help("start a new run with `factory run MODE`"))]
+    IrChanged(String),
+    #[error("cannot write under {path}: {source}")]
+    #[diagnostic(code(factory::run::io), help("check the disk space and permissions of .factory/"))]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Drive(#[from] DriveError),
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Events(#[from] events::EventsError),
+}
+
+/// What `factory run` was asked for.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    pub project: PathBuf,
+    pub settings: RunSettings,
+}
+
+/// Checks the project can be run on: a git repository with factory.md, a config, and
+/// a reviewed eval profile.
+pub fn preflight(project: &Path) -> Result<(), RunError> {
+    if git2::Repository::open(project).is_err() {
+        return Err(RunError::NotARepo(project.to_path_buf()));
+    }
+    if !project.join("factory.md").is_file() {
+        return Err(RunError::NoFactoryMd(project.to_path_buf()));
+    }
+    crate::project::config::load(project)?;
+    let profile = FactoryPaths::new(project).eval_profile_json();
+    if profile.is_file() {
+        let reviewed = std::fs::read(&profile)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .and_then(|v| v.get("human_reviewed").and_then(|r| r.as_bool()))
+            .unwrap_or(false);
+        if !reviewed {
+            return Err(RunError::EvalPending(project.to_path_buf()));
+        }
+    }
+    Ok(())
+}
+
+/// Builds the runner the settings name (none when no runner was asked for).
+pub fn runner_for(settings: &RunSettings) -> Result<Option<Arc<dyn Runner>>, RunError> {
+    let name = settings
+        .runner
+        .clone()
+        .or_else(|| std::env::var("FACTORY_RUNNER").ok().filter(|s| !s.trim().is_empty()));
+    let Some(name) = name else { return Ok(None) };
+    let spec = RunnerSpec { name, agent_cmd: settings.agent_cmd.clone(), script: settings.script.clone() };
+    Ok(Some(Arc::from(runners::build_runner(&spec)?)))
+}
+
+fn knob_values(ir: &Ir) -> Value {
+    Value::Object(
+        ir.knobs
+            .iter()
+            .map(|k| {
+                let v = match &k.default {
+                    Literal::Bool(b) => Value::from(*b),
+                    Literal::Int(i) => Value::from(*i),
+                    Literal::Str(s) => Value::from(s.as_str()),
+                    Literal::Float(f) => f.value().map(Value::from).unwrap_or(Value::Null),
+                };
+                (k.name.clone(), v)
+            })
+            .collect(),
+    )
+}
+
+fn new_run_id() -> String {
+    let now = jiff::Zoned::now();
+    format!("{}-{:05}", now.strftime("%Y%m%dT%H%M%S"), std::process::id() % 100_000)
+}
+
+fn env_for(project: &Path, run_id: &str, ir: &Ir, settings: &RunSettings, runner: Option<Arc<dyn Runner>>) -> NodeEnv {
+    let goal = settings.goal.clone().or_else(|| crate::project::config::load(project).ok().map(|c| c.goal)).unwrap_or_default();
+    NodeEnv {
+        project: project.to_path_buf(),
+        run_id: run_id.to_string(),
+        goal,
+        knobs: knob_values(ir),
+        auto_approve: settings.auto_approve,
+        runner,
+        bin_dir: std::env::current_exe().ok().and_then(|p| p.parent().map(Path::to_path_buf)),
+    }
+}
+
+/// Starts a new run of `ir` on the project.
+pub async fn start(ir: Ir, req: RunRequest, view: &mut View) -> Result<RunEnd, RunError> {
+    let project = absolute(&req.project);
+    preflight(&project)?;
+    let runner = runner_for(&req.settings)?;
+    let paths = crate::project::layout::ensure_factory_dir(&project).map_err(|e| RunError::Io { path: project.join(".factory"), source: std::io::Error::other(e.to_string()) })?;
+    let run_id = new_run_id();
+    let dir = checkpoint::run_dir(&paths, &run_id);
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| RunError::Io { path, source }
+    };
+    std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+    let ir_file = dir.join("workflow.fwir");
+    crate::sys::files::atomic_write(&ir_file, to_text(&ir).as_bytes()).map_err(io(&ir_file))?;
+    let now = events::now_iso8601();
+    let mut cp = Checkpoint {
+        run_id: run_id.clone(),
+        workflow: ir.workflow.name.clone(),
+        ir_hash: content_hash(&ir),
+        settings: req.settings.clone(),
+        started_at: now.clone(),
+        saved_at: now,
+        respawns: 0,
+        state: Default::default(),
+    };
+    let env = Arc::new(env_for(&project, &run_id, &ir, &req.settings, runner));
+    let graph = Arc::new(Graph::new(ir));
+    let mut machine = Machine::new(&graph);
+    let first = machine.on_input(Input::Start);
+    events::append(&paths, &checkpoint::journal_event(&run_id, 1, &Input::Start, 0).with("workflow", cp.workflow.as_str()))?;
+    cp.state = machine.state.clone();
+    cp.save(&paths).map_err(io(&Checkpoint::path(&paths)))?;
+    let end = driver::drive(graph.clone(), cp, env, view, first).await?;
+    view.clear();
+    Ok(end)
+}
+
+/// Continues the project's last run from its checkpoint: the nodes it had not
+/// finished run again; everything journaled is replayed, never re-run.
+pub async fn resume(project: &Path, force: bool, view: &mut View) -> Result<RunEnd, RunError> {
+    let project = absolute(project);
+    let paths = FactoryPaths::new(&project);
+    let mut cp = Checkpoint::load(&paths).map_err(RunError::Checkpoint)?.ok_or_else(|| RunError::NothingToResume(project.clone()))?;
+    let saved: jiff::Timestamp = cp.saved_at.parse().unwrap_or_else(|_| jiff::Timestamp::now());
+    let hours = (jiff::Timestamp::now().as_second() - saved.as_second()) / 3600;
+    if hours >= STALE_AFTER_HOURS && !force {
+        return Err(RunError::Stale { run_id: cp.run_id, hours });
+    }
+    let max = std::env::var(MAX_RESPAWNS_ENV).ok().and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_MAX_RESPAWNS);
+    let ir_file = checkpoint::run_dir(&paths, &cp.run_id).join("workflow.fwir");
+    let text = std::fs::read_to_string(&ir_file).map_err(|_| RunError::IrChanged(cp.run_id.clone()))?;
+    let (ir, _) = factory_compiler::ir::parse_text(&text).map_err(|_| RunError::IrChanged(cp.run_id.clone()))?;
+    if content_hash(&ir) != cp.ir_hash {
+        return Err(RunError::IrChanged(cp.run_id.clone()));
+    }
+    let graph = Arc::new(Graph::new(ir));
+    let mut machine = Machine::with_state(&graph, std::mem::take(&mut cp.state));
+    for (_, input) in checkpoint::journal_after(&paths, &cp.run_id, machine.state.seq)? {
+        machine.on_input(input);
+    }
+    if machine.state.finished || (machine.state.outcome.is_some() && machine.resume().is_empty()) {
+        return Err(RunError::AlreadyFinished { run_id: cp.run_id, status: machine.state.outcome.as_ref().map_or("finished", |o| o.name()).into() });
+    }
+    if cp.respawns >= max {
+        return Err(RunError::TooManyRespawns { run_id: cp.run_id, respawns: cp.respawns, max });
+    }
+    cp.respawns += 1;
+    // Agents the killed run left without a terminal event get one now, so every
+    // agent.started keeps exactly one terminal event.
+    let _ = crate::agents::close_dangling(&project, &cp.run_id);
+    let runner = runner_for(&cp.settings)?;
+    let env = Arc::new(env_for(&project, &cp.run_id, &graph.ir, &cp.settings, runner));
+    let first = if machine.state.seq == 0 { machine.on_input(Input::Start) } else { machine.resume() };
+    events::append(&paths, &events::Event::new(checkpoint::kinds::RUN_RESUMED).with("run_id", cp.run_id.as_str()).with("respawns", cp.respawns))?;
+    cp.state = machine.state.clone();
+    cp.save(&paths).map_err(|source| RunError::Io { path: Checkpoint::path(&paths), source })?;
+    let end = driver::drive(graph.clone(), cp, env, view, first).await?;
+    view.clear();
+    Ok(end)
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).or_else(|_| std::path::absolute(p)).unwrap_or_else(|_| p.to_path_buf())
+}

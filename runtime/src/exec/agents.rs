@@ -1,0 +1,139 @@
+//! Agent nodes and agent gates: the role's prompt, the node's task and paths, one
+//! invocation through the run's runner, then the node's checks and (for a gate) its
+//! verdict file.
+
+use std::path::PathBuf;
+
+use factory_compiler::ir::conventions;
+
+use super::artifacts;
+use super::machine::NodeResult;
+use super::node::{NodeCx, NodeReport};
+use crate::agents::{self, AgentError};
+use crate::runners::AgentRequest;
+
+/// Runs an `agent` node.
+pub async fn run_agent(cx: &NodeCx<'_>) -> Result<NodeReport, String> {
+    let role = cx
+        .node
+        .attrs
+        .role
+        .clone()
+        .ok_or_else(|| format!("`{}` names no role", cx.node.id))?;
+    invoke(cx, &role, None).await
+}
+
+/// Runs an agent gate: the reviewing role writes a verdict file, which decides.
+pub async fn run_gate(cx: &NodeCx<'_>) -> Result<NodeReport, String> {
+    let role = conventions::gate_role(cx.node).to_string();
+    let shown = conventions::verdict_file(cx.node).unwrap_or_default();
+    let shown = cx.render("writes", &shown)?;
+    let verdict_path = cx.roots.resolve(&shown);
+    // A verdict left by an earlier visit must not decide this one.
+    let _ = std::fs::remove_file(&verdict_path);
+    let report = invoke(cx, &role, Some(verdict_path.clone())).await?;
+    if let NodeResult::Failed { .. } = report.result {
+        return Ok(report);
+    }
+    let text = std::fs::read_to_string(&verdict_path).map_err(|_| {
+        format!("the {role} agent of gate `{}` wrote no verdict file `{shown}`", cx.node.id)
+    })?;
+    let label = artifacts::parse_verdict(&text)
+        .map_err(|e| format!("the verdict file `{shown}` of gate `{}` is unreadable: {e}", cx.node.id))?;
+    let allowed = &cx.node.attrs.outcomes;
+    if !allowed.is_empty() && !allowed.contains(&label) {
+        return Err(format!(
+            "gate `{}` may answer only {}, and its verdict file says {label}",
+            cx.node.id,
+            allowed.iter().map(|l| l.as_str()).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    Ok(NodeReport { result: NodeResult::Verdict { verdict: label }, ..report })
+}
+
+async fn invoke(cx: &NodeCx<'_>, role: &str, verdict_file: Option<PathBuf>) -> Result<NodeReport, String> {
+    let Some(runner) = cx.env.runner.as_deref() else {
+        return Err(format!(
+            "`{}` needs an agent ({role}) and this run has no runner; pass --runner exec --agent-cmd CMD or --runner replay --script FILE",
+            cx.node.id
+        ));
+    };
+    let a = &cx.node.attrs;
+    let mut task = match &a.task {
+        Some(t) => cx.render("task", t)?,
+        None => String::new(),
+    };
+    if let Some(q) = &a.question {
+        task = format!("Review checkpoint `{}`: {}\n{task}", cx.node.id, cx.render("question", q)?);
+    }
+    if !a.reads.is_empty() {
+        task.push_str("\n\nRead:\n");
+        for r in &a.reads {
+            let shown = cx.render("reads", &r.path)?;
+            task.push_str(&format!("- {}\n", cx.roots.resolve(&shown).display()));
+        }
+    }
+    let mut outputs = Vec::new();
+    if verdict_file.is_none() {
+        for w in &a.writes {
+            outputs.push(cx.roots.resolve(&cx.render("writes", &w.path)?));
+        }
+    }
+    let resolved = agents::resolve_prompt(&cx.env.project, role).map_err(|e| e.to_string())?;
+    let prompt = agents::compose_prompt(&resolved, &task, &outputs, verdict_file.as_deref());
+    let model = match &a.model {
+        Some(m) => Some(cx.render("model", m)?),
+        None => None,
+    };
+    let req = AgentRequest {
+        role: role.to_string(),
+        prompt,
+        task,
+        cwd: cx.roots.work_dir().to_path_buf(),
+        project: cx.env.project.clone(),
+        outputs: outputs.clone(),
+        timeout: Some(cx.timeout()),
+        model,
+        node: Some(cx.node.id.clone()),
+        visit: cx.visit,
+        verdict_file,
+        env: cx.base_env(),
+    };
+    let outcome = agents::invoke(&cx.env.project, &req, runner, None).await;
+    let mut report = NodeReport::done();
+    report.agent = Some(role.to_string());
+    match outcome {
+        Ok(result) => {
+            let review = cx.env.project.join(".factory/reviews");
+            let missing: Vec<String> = result
+                .missing_outputs
+                .iter()
+                .map(|p| p.strip_prefix(&cx.env.project).unwrap_or(p).display().to_string())
+                .collect();
+            if !missing.is_empty() && !missing.iter().all(|m| review.join(m).exists()) {
+                report.result = NodeResult::Failed {
+                    reason: format!(
+                        "the {role} agent of `{}` finished without writing {}",
+                        cx.node.id,
+                        missing.join(", ")
+                    ),
+                };
+            }
+        }
+        Err(e) => {
+            report.spawn_failure = e.is_agent_failure();
+            report.result = NodeResult::Failed { reason: describe(&e) };
+        }
+    }
+    Ok(report)
+}
+
+fn describe(e: &AgentError) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    text
+}

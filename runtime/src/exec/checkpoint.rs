@@ -1,0 +1,186 @@
+//! The run's durable record. A checkpoint is the machine's state (`.factory/state/run.json`)
+//! plus the inputs journaled after it (`node.finished` events in `events.jsonl`, each
+//! with the run id and its sequence number): resume loads the one and replays the other.
+//! Each run also keeps its IR and a summary under `.factory/runs/<run_id>/`.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::machine::{Input, MachineState, NodeResult, RunOutcome};
+use crate::events::{self, Event};
+use crate::project::layout::FactoryPaths;
+use crate::sys::files::atomic_write;
+
+/// Event types the executor writes.
+pub mod kinds {
+    pub const RUN_STARTED: &str = "run.started";
+    pub const RUN_RESUMED: &str = "run.resumed";
+    pub const RUN_INTERRUPTED: &str = "run.interrupted";
+    pub const RUN_FINISHED: &str = "run.finished";
+    pub const NODE_STARTED: &str = "node.started";
+    pub const NODE_FINISHED: &str = "node.finished";
+    pub const NODE_VERDICT: &str = "node.verdict";
+}
+
+/// How a run was asked to execute; kept so resume runs it the same way.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunSettings {
+    pub runner: Option<String>,
+    pub agent_cmd: Option<String>,
+    pub script: Option<PathBuf>,
+    pub auto_approve: bool,
+    pub goal: Option<String>,
+}
+
+/// `.factory/state/run.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Checkpoint {
+    pub run_id: String,
+    pub workflow: String,
+    /// Content hash of the IR, so a changed graph is never resumed with an old state.
+    pub ir_hash: String,
+    pub settings: RunSettings,
+    pub started_at: String,
+    pub saved_at: String,
+    /// How many times this run was resumed.
+    pub respawns: u32,
+    pub state: MachineState,
+}
+
+impl Checkpoint {
+    pub fn path(paths: &FactoryPaths) -> PathBuf {
+        paths.state_dir().join("run.json")
+    }
+
+    pub fn save(&mut self, paths: &FactoryPaths) -> std::io::Result<()> {
+        self.saved_at = events::now_iso8601();
+        let json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
+        std::fs::create_dir_all(paths.state_dir())?;
+        atomic_write(&Self::path(paths), &json)
+    }
+
+    /// The saved checkpoint; `Ok(None)` when there is none.
+    pub fn load(paths: &FactoryPaths) -> Result<Option<Checkpoint>, String> {
+        let path = Self::path(paths);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        };
+        serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| format!("{} is not a valid checkpoint: {e}", path.display()))
+    }
+}
+
+/// The directory of one run: its IR, summary and node logs.
+pub fn run_dir(paths: &FactoryPaths, run_id: &str) -> PathBuf {
+    paths.dir().join("runs").join(run_id)
+}
+
+/// `.factory/runs/<id>/summary.json`: what `factory runs` lists.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub run_id: String,
+    pub workflow: String,
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<RunOutcome>,
+    pub started_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exp_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
+    #[serde(default)]
+    pub nodes_run: u64,
+}
+
+impl RunSummary {
+    pub fn save(&self, paths: &FactoryPaths) -> std::io::Result<()> {
+        let dir = run_dir(paths, &self.run_id);
+        std::fs::create_dir_all(&dir)?;
+        let json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
+        atomic_write(&dir.join("summary.json"), &json)
+    }
+}
+
+/// Every run's summary, oldest first; unreadable ones are skipped.
+pub fn list_runs(project: &Path) -> Vec<RunSummary> {
+    let dir = FactoryPaths::new(project).dir().join("runs");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut runs: Vec<RunSummary> = entries
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("summary.json")).ok())
+        .filter_map(|b| serde_json::from_slice(&b).ok())
+        .collect();
+    runs.sort_by(|a, b| a.started_at.cmp(&b.started_at).then(a.run_id.cmp(&b.run_id)));
+    runs
+}
+
+/// The journal entry for one applied input.
+pub fn journal_event(run_id: &str, seq: u64, input: &Input, visit: u32) -> Event {
+    match input {
+        Input::Start => Event::new(kinds::RUN_STARTED)
+            .with("run_id", run_id)
+            .with("seq", seq),
+        Input::Finished { node, result, vars } => {
+            let mut e = Event::new(kinds::NODE_FINISHED)
+                .with("run_id", run_id)
+                .with("seq", seq)
+                .with("node", node.as_str())
+                .with("visit", visit)
+                .with("result", serde_json::to_value(result).unwrap_or_default());
+            if !vars.is_empty() {
+                e = e.with("vars", serde_json::to_value(vars).unwrap_or_default());
+            }
+            e
+        }
+    }
+}
+
+/// The inputs of `run_id` journaled after `seq`, in order.
+pub fn journal_after(
+    paths: &FactoryPaths,
+    run_id: &str,
+    seq: u64,
+) -> Result<Vec<(u64, Input)>, events::EventsError> {
+    let mut out = Vec::new();
+    for kind in [kinds::RUN_STARTED, kinds::NODE_FINISHED] {
+        for e in events::read_kind(paths, kind)? {
+            if e.get("run_id").and_then(|v| v.as_str()) != Some(run_id) {
+                continue;
+            }
+            let Some(s) = e.get("seq").and_then(|v| v.as_u64()) else { continue };
+            if s <= seq {
+                continue;
+            }
+            let input = if kind == kinds::RUN_STARTED {
+                Input::Start
+            } else {
+                let node = e.get("node").and_then(|v| v.as_str()).unwrap_or_default();
+                let result: Option<NodeResult> = e
+                    .get("result")
+                    .and_then(|v| serde_json::from_value(v.clone()).ok());
+                let vars = e
+                    .get("vars")
+                    .and_then(|v| serde_json::from_value(v.clone()).ok())
+                    .unwrap_or_default();
+                let Some(result) = result else { continue };
+                Input::Finished {
+                    node: node.to_string(),
+                    result,
+                    vars,
+                }
+            };
+            out.push((s, input));
+        }
+    }
+    out.sort_by_key(|(s, _)| *s);
+    out.dedup_by_key(|(s, _)| *s);
+    Ok(out)
+}

@@ -1,0 +1,218 @@
+//! The tokio driver: performs the machine's commands (run a node), feeds their results
+//! back, journals every input to `events.jsonl`, checkpoints to `state/run.json`, and
+//! stops cleanly on Ctrl-C leaving a resumable checkpoint.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use factory_compiler::ir::NodeKind;
+use tokio::task::JoinSet;
+
+use super::checkpoint::{self, Checkpoint, RunSummary, kinds};
+use super::graph::Graph;
+use super::machine::{Command, Input, Machine, NodeResult, RunOutcome};
+use super::node::{self, NodeEnv, NodeReport};
+use super::view::View;
+use crate::events::{self, Event};
+use crate::project::layout::FactoryPaths;
+
+/// How the run ended, for the caller to print.
+#[derive(Debug, Clone)]
+pub struct RunEnd {
+    pub run_id: String,
+    pub outcome: Option<RunOutcome>,
+    /// Ctrl-C: the checkpoint is resumable with `factory resume`.
+    pub interrupted: bool,
+    pub vars: BTreeMap<String, String>,
+    pub halts: Vec<String>,
+    pub async_failures: Vec<String>,
+    pub nodes_run: u64,
+}
+
+/// Snapshots are written after every node while the state is small; on very long
+/// graphs every few nodes, the journal covering the gap, so saving stays linear.
+fn snapshot_due(state: &super::machine::MachineState, last_saved: u64) -> bool {
+    let every = (state.visits.len() as u64 / 200).max(1);
+    state.seq.saturating_sub(last_saved) >= every
+}
+
+pub async fn drive(
+    graph: Arc<Graph>,
+    mut cp: Checkpoint,
+    env: Arc<NodeEnv>,
+    view: &mut View,
+    initial: Vec<Command>,
+) -> Result<RunEnd, DriveError> {
+    let paths = FactoryPaths::new(&env.project);
+    let mut summary = RunSummary {
+        run_id: cp.run_id.clone(),
+        workflow: cp.workflow.clone(),
+        status: "running".into(),
+        started_at: cp.started_at.clone(),
+        ..Default::default()
+    };
+    summary.save(&paths).map_err(|e| DriveError::io(&paths, e))?;
+    let mut machine = Machine::with_state(&graph, std::mem::take(&mut cp.state));
+    let mut pending: std::collections::VecDeque<Command> = initial.into();
+    let mut tasks: JoinSet<(String, u32, NodeReport)> = JoinSet::new();
+    let mut started: BTreeMap<String, Instant> = BTreeMap::new();
+    let mut last_saved = machine.state.seq;
+    let mut spawn_failures = 0u32;
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    loop {
+        while let Some(cmd) = pending.pop_front() {
+            match cmd {
+                Command::Run { node, visit } => {
+                    let ev = Event::new(kinds::NODE_STARTED)
+                        .with("run_id", cp.run_id.as_str())
+                        .with("node", node.as_str())
+                        .with("visit", visit)
+                        .with("kind", graph.id(&node).map(|i| graph.node(i).kind.as_str()).unwrap_or(""));
+                    append(&paths, &ev, view)?;
+                    started.insert(node.clone(), Instant::now());
+                    let graph = graph.clone();
+                    let env = env.clone();
+                    let vars = machine.state.vars.clone();
+                    let last_verdict = machine.state.last_verdict;
+                    tasks.spawn(async move {
+                        let report = match graph.id(&node) {
+                            Some(i) => node::run(&graph, i, visit, &env, &vars, last_verdict).await,
+                            None => NodeReport::failed(format!("unknown node `{node}`")),
+                        };
+                        (node, visit, report)
+                    });
+                }
+                Command::Finish(outcome) => {
+                    tasks.abort_all();
+                    while tasks.join_next().await.is_some() {}
+                    machine.mark_finished();
+                    cp.state = machine.state.clone();
+                    cp.save(&paths).map_err(|e| DriveError::io(&paths, e))?;
+                    let ev = Event::new(kinds::RUN_FINISHED)
+                        .with("run_id", cp.run_id.as_str())
+                        .with("outcome", serde_json::to_value(&outcome).unwrap_or_default());
+                    append(&paths, &ev, view)?;
+                    summary.status = outcome.name().into();
+                    summary.outcome = Some(outcome.clone());
+                    summary.ended_at = Some(events::now_iso8601());
+                    summary.exp_id = machine.state.vars.get("exp_id").cloned();
+                    summary.nodes_run = machine.state.visits.values().map(|v| *v as u64).sum();
+                    summary.save(&paths).map_err(|e| DriveError::io(&paths, e))?;
+                    return Ok(end(&cp.run_id, &machine, Some(outcome), false));
+                }
+            }
+        }
+        tokio::select! {
+            joined = tasks.join_next() => {
+                let Some(joined) = joined else {
+                    // Nothing runs and the machine asked for nothing: it has already
+                    // decided (a fresh state not yet started cannot reach here).
+                    let cmds = machine.resume();
+                    if cmds.is_empty() {
+                        return Err(DriveError::Stalled);
+                    }
+                    pending.extend(cmds);
+                    continue;
+                };
+                let (node, visit, report) = match joined {
+                    Ok(done) => done,
+                    Err(e) => return Err(DriveError::Task(e.to_string())),
+                };
+                let elapsed = started.remove(&node).map(|t| t.elapsed());
+                if report.spawn_failure {
+                    spawn_failures += 1;
+                } else if matches!(graph.id(&node).map(|i| graph.node(i).kind), Some(NodeKind::Agent | NodeKind::Gate)) {
+                    spawn_failures = 0;
+                }
+                if let NodeResult::Verdict { verdict } = &report.result {
+                    let ev = Event::new(kinds::NODE_VERDICT)
+                        .with("run_id", cp.run_id.as_str())
+                        .with("node", node.as_str())
+                        .with("verdict", verdict.as_str());
+                    append(&paths, &ev, view)?;
+                }
+                let input = Input::Finished { node: node.clone(), result: report.result, vars: report.vars };
+                let mut ev = checkpoint::journal_event(&cp.run_id, machine.state.seq + 1, &input, visit);
+                if let Some(d) = elapsed {
+                    ev = ev.with("duration_ms", d.as_millis() as u64);
+                }
+                append(&paths, &ev, view)?;
+                let cmds = machine.on_input(input);
+                if spawn_failures >= 2 {
+                    // Sacred Rule 8: two agents in a row could not even start; stop
+                    // rather than let anything do their work for them.
+                    pending.push_back(Command::Finish(RunOutcome::Failed {
+                        node,
+                        reason: "two consecutive agent invocations failed to start; check the runner (`factory agent ROLE` reproduces it)".into(),
+                    }));
+                } else {
+                    pending.extend(cmds);
+                }
+                if snapshot_due(&machine.state, last_saved) {
+                    cp.state = machine.state.clone();
+                    cp.save(&paths).map_err(|e| DriveError::io(&paths, e))?;
+                    last_saved = machine.state.seq;
+                }
+            }
+            _ = &mut ctrl_c => {
+                tasks.abort_all();
+                while tasks.join_next().await.is_some() {}
+                cp.state = machine.state.clone();
+                cp.save(&paths).map_err(|e| DriveError::io(&paths, e))?;
+                append(&paths, &Event::new(kinds::RUN_INTERRUPTED).with("run_id", cp.run_id.as_str()), view)?;
+                summary.status = "interrupted".into();
+                let _ = summary.save(&paths);
+                return Ok(end(&cp.run_id, &machine, None, true));
+            }
+        }
+    }
+}
+
+fn end(run_id: &str, m: &Machine<'_>, outcome: Option<RunOutcome>, interrupted: bool) -> RunEnd {
+    RunEnd {
+        run_id: run_id.to_string(),
+        outcome,
+        interrupted,
+        vars: m.state.vars.clone(),
+        halts: m.state.halts.clone(),
+        async_failures: m.state.async_failures.clone(),
+        nodes_run: m.state.visits.values().map(|v| *v as u64).sum(),
+    }
+}
+
+fn append(paths: &FactoryPaths, ev: &Event, view: &mut View) -> Result<(), DriveError> {
+    events::append(paths, ev).map_err(DriveError::Events)?;
+    view.event(ev);
+    Ok(())
+}
+
+/// Why the driver stopped without an outcome. The store stays consistent: every
+/// journaled input is complete, and the checkpoint is the last one written.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum DriveError {
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Events(events::EventsError),
+    #[error("cannot write the checkpoint under {dir}: {source}")]
+    #[diagnostic(
+        code(factory::run::checkpoint),
+        help("free disk space or fix the permissions of .factory/, then `factory resume`")
+    )]
+    Io { dir: PathBuf, source: std::io::Error },
+    #[error("a node task crashed: {0}")]
+    #[diagnostic(code(factory::run::task), help("this is a bug in factory; `factory resume` continues from the last checkpoint"))]
+    Task(String),
+    #[error("the run stalled with nothing left to run")]
+    #[diagnostic(code(factory::run::stalled), help("this is a bug in factory; please report the workflow"))]
+    Stalled,
+}
+
+impl DriveError {
+    fn io(paths: &FactoryPaths, source: std::io::Error) -> Self {
+        DriveError::Io { dir: paths.dir().to_path_buf(), source }
+    }
+}
+

@@ -1,0 +1,276 @@
+//! Running one node: render its templates, run its command or agent, read a gate's
+//! verdict, and check its declared writes. Each node kind's behaviour is here; the
+//! driver only schedules.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use factory_compiler::ir::{Evaluator, Label, Node, NodeKind};
+use serde_json::Value;
+
+use super::artifacts::{self, Roots};
+use super::graph::Graph;
+use super::machine::NodeResult;
+use super::shell::{self, ShellSpec};
+use super::template::{self, TemplateContext};
+use crate::project::layout::FactoryPaths;
+
+/// A node's default time limit when it declares none.
+pub const DEFAULT_NODE_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// What every node of a run shares.
+pub struct NodeEnv {
+    pub project: PathBuf,
+    pub run_id: String,
+    pub goal: String,
+    /// Knob values by name (defaults, or overrides).
+    pub knobs: Value,
+    pub auto_approve: bool,
+    /// The agent runner; `None` when the run was started without one.
+    pub runner: Option<Arc<dyn crate::runners::Runner>>,
+    /// Prepended to PATH so `factory …` in a mode's commands is this factory.
+    pub bin_dir: Option<PathBuf>,
+}
+
+/// What a node did.
+#[derive(Debug, Clone)]
+pub struct NodeReport {
+    pub result: NodeResult,
+    /// Values later nodes may use (`exp_id`, `branch`, `worktree`).
+    pub vars: BTreeMap<String, String>,
+    /// The agent failed to run (counts toward the consecutive-failure abort).
+    pub spawn_failure: bool,
+    /// The role, when the node invoked an agent.
+    pub agent: Option<String>,
+}
+
+impl NodeReport {
+    pub fn done() -> Self {
+        Self { result: NodeResult::Done, vars: BTreeMap::new(), spawn_failure: false, agent: None }
+    }
+    pub fn failed(reason: impl Into<String>) -> Self {
+        Self {
+            result: NodeResult::Failed { reason: reason.into() },
+            vars: BTreeMap::new(),
+            spawn_failure: false,
+            agent: None,
+        }
+    }
+    fn verdict(label: Label) -> Self {
+        Self { result: NodeResult::Verdict { verdict: label }, vars: BTreeMap::new(), spawn_failure: false, agent: None }
+    }
+}
+
+/// The context a node's templates render from.
+pub struct NodeCx<'a> {
+    pub env: &'a NodeEnv,
+    pub node: &'a Node,
+    pub visit: u32,
+    pub vars: &'a BTreeMap<String, String>,
+    pub roots: Roots,
+    pub templates: TemplateContext,
+}
+
+impl<'a> NodeCx<'a> {
+    pub fn new(env: &'a NodeEnv, node: &'a Node, visit: u32, vars: &'a BTreeMap<String, String>, last_verdict: Option<Label>) -> Self {
+        let worktree = vars.get("worktree").map(PathBuf::from).filter(|p| p.is_dir());
+        let roots = Roots { project: env.project.clone(), worktree };
+        let mut t = TemplateContext::default();
+        t.set("project_path", env.project.display().to_string());
+        t.set("run_id", env.run_id.as_str());
+        t.set("goal", env.goal.as_str());
+        t.set("iteration", visit);
+        t.set("node", node.id.as_str());
+        t.set("knobs", env.knobs.clone());
+        t.set("hypothesis", hypothesis(&env.project).unwrap_or_else(|| env.goal.clone()));
+        if let Some(v) = last_verdict {
+            t.set("verdict", v.as_str());
+        }
+        for (k, v) in vars {
+            t.set(k, v.as_str());
+        }
+        Self { env, node, visit, vars, roots, templates: t }
+    }
+
+    /// The environment every command and agent of this node gets.
+    pub fn base_env(&self) -> Vec<(String, String)> {
+        let mut env = vec![
+            ("FACTORY_RUN_ID".to_string(), self.env.run_id.clone()),
+            ("FACTORY_NODE".to_string(), self.node.id.clone()),
+            ("FACTORY_VISIT".to_string(), self.visit.to_string()),
+            ("FACTORY_PROJECT".to_string(), self.env.project.display().to_string()),
+        ];
+        for (key, var) in [("FACTORY_EXP_ID", "exp_id"), ("FACTORY_WORKTREE", "worktree"), ("FACTORY_BRANCH", "branch")] {
+            if let Some(v) = self.vars.get(var) {
+                env.push((key.to_string(), v.clone()));
+            }
+        }
+        if let Some(bin) = &self.env.bin_dir {
+            let path = std::env::var("PATH").unwrap_or_default();
+            env.push(("PATH".to_string(), format!("{}:{path}", bin.display())));
+        }
+        env
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.node.attrs.timeout.map(Duration::from_secs).unwrap_or(DEFAULT_NODE_TIMEOUT)
+    }
+
+    pub fn log_path(&self) -> PathBuf {
+        super::checkpoint::run_dir(&FactoryPaths::new(&self.env.project), &self.env.run_id)
+            .join("logs")
+            .join(format!("{}.{}.log", self.node.id, self.visit))
+    }
+
+    /// Renders `text`, naming the node and field when a variable is missing.
+    pub fn render(&self, field: &str, text: &str) -> Result<String, String> {
+        template::render_text(text, &self.templates).map_err(|e| self.explain(field, text, e))
+    }
+
+    fn explain(&self, field: &str, text: &str, e: template::TemplateError) -> String {
+        let missing = template::missing_vars(text, &self.templates);
+        if missing.iter().any(|m| m == "exp_id" || m == "worktree" || m == "branch") {
+            return format!(
+                "`{field}` of `{}` uses {} before any experiment was begun in this run (a `factory begin` node must run first)",
+                self.node.id,
+                missing.iter().map(|m| format!("`{{{{{m}}}}}`")).collect::<Vec<_>>().join(", ")
+            );
+        }
+        format!("`{field}` of `{}`: {e}", self.node.id)
+    }
+
+    /// Runs the node's post-checks on each declared write.
+    pub fn check_writes(&self) -> Result<(), String> {
+        for w in &self.node.attrs.writes {
+            let shown = self.render("writes", &w.path)?;
+            let path = self.roots.resolve(&shown);
+            artifacts::verify(&path, &shown, &self.node.attrs.checks)
+                .map_err(|e| format!("post-check of `{}` failed: {e}", self.node.id))?;
+        }
+        Ok(())
+    }
+}
+
+/// The first paragraph of the plan's `## Hypothesis` section, on one line.
+fn hypothesis(project: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(project.join(".factory/strategy/current.md")).ok()?;
+    let mut lines = text.lines().skip_while(|l| !l.trim().eq_ignore_ascii_case("## Hypothesis"));
+    lines.next()?;
+    let para: Vec<&str> = lines
+        .map(str::trim)
+        .skip_while(|l| l.is_empty())
+        .take_while(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    (!para.is_empty()).then(|| para.join(" "))
+}
+
+/// Runs node `i` of `graph` (its `visit`-th time).
+pub async fn run(graph: &Graph, i: usize, visit: u32, env: &NodeEnv, vars: &BTreeMap<String, String>, last_verdict: Option<Label>) -> NodeReport {
+    let node = graph.node(i);
+    let cx = NodeCx::new(env, node, visit, vars, last_verdict);
+    let mut report = match node.kind {
+        NodeKind::Fn | NodeKind::Study => run_command(&cx).await.map(|_| NodeReport::done()),
+        NodeKind::Gate => match node.attrs.evaluator {
+            Some(Evaluator::Fn) => run_command(&cx)
+                .await
+                .map(|out| NodeReport::verdict(artifacts::fn_gate_verdict(&out.stdout, out.success()))),
+            Some(Evaluator::User) => user_gate(&cx),
+            Some(Evaluator::Agent) | None => super::agents::run_gate(&cx).await,
+        },
+        NodeKind::Agent => super::agents::run_agent(&cx).await,
+        NodeKind::Llm => Err(format!(
+            "`{}` is an `llm` node; direct model calls need a model runner, which this version does not have (use an `agent` node)",
+            node.id
+        )),
+        NodeKind::Parallel | NodeKind::Select => Err(format!(
+            "`{}` is a `{}` node; running branches in parallel worktrees is not built yet (`factory run --dry-run` shows the plan)",
+            node.id, node.kind
+        )),
+        NodeKind::Start | NodeKind::End | NodeKind::Fork | NodeKind::Join => Ok(NodeReport::done()),
+    }
+    .unwrap_or_else(NodeReport::failed);
+    if !matches!(report.result, NodeResult::Failed { .. }) {
+        // Gates check their verdict file in `run_gate`; fn gates declare no writes.
+        if let Err(e) = cx.check_writes() {
+            report = NodeReport { result: NodeResult::Failed { reason: e }, ..report };
+        }
+    }
+    if matches!(node.kind, NodeKind::Fn | NodeKind::Study) {
+        report.vars.extend(experiment_vars(&cx));
+    }
+    report
+}
+
+/// The experiment this node began, if it ran `factory begin`: found by the run key
+/// the command saw in its environment, so it is exact even under concurrency.
+fn experiment_vars(cx: &NodeCx<'_>) -> BTreeMap<String, String> {
+    let key = crate::store::run_key(&cx.env.run_id, &cx.node.id, cx.visit);
+    match crate::store::find_by_run_key(&cx.env.project, &key) {
+        Some(info) => info.vars(),
+        None => BTreeMap::new(),
+    }
+}
+
+/// Runs a `fn` node's or gate's command in the project directory.
+async fn run_command(cx: &NodeCx<'_>) -> Result<shell::ShellOutput, String> {
+    let Some(run) = &cx.node.attrs.run else {
+        return Err(format!("`{}` has no command to run", cx.node.id));
+    };
+    let command = template::render_command(run, &cx.templates).map_err(|e| cx.explain("run", run, e))?;
+    let mut env = cx.base_env();
+    env.extend(command.env);
+    let out = shell::run(ShellSpec {
+        script: &command.script,
+        dir: &cx.env.project,
+        env: &env,
+        timeout: cx.timeout(),
+        log: Some(cx.log_path()),
+    })
+    .await
+    .map_err(|e| format!("cannot start `sh` for `{}`: {e}", cx.node.id))?;
+    if out.timed_out {
+        return Err(format!("`{}` timed out after {}s (its process group was killed)", cx.node.id, cx.timeout().as_secs()));
+    }
+    let is_fn_gate = cx.node.kind == NodeKind::Gate;
+    if !out.success() && !is_fn_gate {
+        return Err(format!(
+            "`{}` exited with {}: {}\n(full output: {})",
+            cx.node.id,
+            out.code.map_or("a signal".to_string(), |c| c.to_string()),
+            out.tail(8),
+            cx.log_path().display()
+        ));
+    }
+    Ok(out)
+}
+
+/// A `user` gate: a person answers on the terminal; headless only with --auto-approve.
+fn user_gate(cx: &NodeCx<'_>) -> Result<NodeReport, String> {
+    if cx.env.auto_approve {
+        return Ok(NodeReport::verdict(Label::Proceed));
+    }
+    let question = cx.node.attrs.question.as_deref().unwrap_or("Proceed?");
+    let question = cx.render("question", question)?;
+    if !std::io::stdin().is_terminal() {
+        return Err(format!(
+            "`{}` asks a person \"{question}\", and there is no terminal to ask on; run interactively or pass --auto-approve",
+            cx.node.id
+        ));
+    }
+    eprintln!("\n{question}\n  [p]roceed, [r]eloop or [h]alt?");
+    loop {
+        let mut line = String::new();
+        if std::io::stdin().read_line(&mut line).map_err(|e| e.to_string())? == 0 {
+            return Err("the terminal closed before an answer".into());
+        }
+        match line.trim().to_ascii_lowercase().as_str() {
+            "p" | "proceed" | "y" | "yes" => return Ok(NodeReport::verdict(Label::Proceed)),
+            "r" | "reloop" => return Ok(NodeReport::verdict(Label::Reloop)),
+            "h" | "halt" | "n" | "no" => return Ok(NodeReport::verdict(Label::Halt)),
+            _ => eprintln!("  answer p, r or h"),
+        }
+    }
+}
