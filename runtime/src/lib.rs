@@ -16,6 +16,7 @@ pub mod experiment;
 pub mod guards;
 pub mod precheck;
 pub mod project;
+pub mod runners;
 pub mod store;
 pub mod strategy;
 pub mod sys;
