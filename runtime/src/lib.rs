@@ -10,6 +10,7 @@
 //! - [`precheck`]: the aggregate keep gate.
 //! - [`experiment`]: finalize, and move the growth baseline on a keep.
 
+pub mod agents;
 pub mod eval;
 pub mod events;
 pub mod experiment;

@@ -224,17 +224,19 @@ impl ReplayRunner {
             atomic_write(&path, content.as_bytes())
                 .map_err(|source| RunnerError::Io { path, source })?;
         }
+        // Commands' stderr is kept for the failure message; their stdout is only shown.
+        let mut stderr = String::new();
         for command in &step.run {
             let mut spec = ProcessSpec::shell(command, &req.cwd);
             spec.env = env.clone();
             let out = async_process::run(&spec, progress).await?;
+            stderr.push_str(&out.stderr);
             if !out.success() {
                 let code = out.code.unwrap_or(-1);
-                let stderr = format!(
-                    "{}replay: `{command}` (from {}) exited {code}",
-                    out.stderr,
+                stderr.push_str(&format!(
+                    "replay: `{command}` (from {}) exited {code}",
                     self.path.display()
-                );
+                ));
                 return Ok(done(String::new(), stderr, code));
             }
         }
@@ -261,7 +263,7 @@ impl ReplayRunner {
         for line in stdout.lines() {
             progress(line);
         }
-        Ok(done(stdout, String::new(), step.exit.unwrap_or(0)))
+        Ok(done(stdout, stderr, step.exit.unwrap_or(0)))
     }
 }
 
