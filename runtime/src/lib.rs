@@ -10,6 +10,7 @@
 //! - [`precheck`]: the aggregate keep gate.
 //! - [`experiment`]: finalize, and move the growth baseline on a keep.
 
+pub mod agents;
 pub mod eval;
 pub mod exec;
 pub mod events;
@@ -17,6 +18,7 @@ pub mod experiment;
 pub mod guards;
 pub mod precheck;
 pub mod project;
+pub mod runners;
 pub mod store;
 pub mod strategy;
 pub mod sys;

@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use factory_compiler::ir::NodeKind;
 use tokio::task::JoinSet;
 
 use super::checkpoint::{self, Checkpoint, RunSummary, kinds};
@@ -59,7 +58,7 @@ pub async fn drive(
     let mut tasks: JoinSet<(String, u32, NodeReport)> = JoinSet::new();
     let mut started: BTreeMap<String, Instant> = BTreeMap::new();
     let mut last_saved = machine.state.seq;
-    let mut spawn_failures = 0u32;
+    let mut spawn_failures = 0usize;
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     loop {
@@ -124,7 +123,7 @@ pub async fn drive(
                 let elapsed = started.remove(&node).map(|t| t.elapsed());
                 if report.spawn_failure {
                     spawn_failures += 1;
-                } else if matches!(graph.id(&node).map(|i| graph.node(i).kind), Some(NodeKind::Agent | NodeKind::Gate)) {
+                } else if report.agent.is_some() {
                     spawn_failures = 0;
                 }
                 if let NodeResult::Verdict { verdict } = &report.result {
@@ -141,7 +140,7 @@ pub async fn drive(
                 }
                 append(&paths, &ev, view)?;
                 let cmds = machine.on_input(input);
-                if spawn_failures >= 2 {
+                if spawn_failures >= crate::agents::SpawnFailures::THRESHOLD {
                     // Sacred Rule 8: two agents in a row could not even start; stop
                     // rather than let anything do their work for them.
                     pending.push_back(Command::Finish(RunOutcome::Failed {

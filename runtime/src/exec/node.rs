@@ -125,6 +125,13 @@ impl<'a> NodeCx<'a> {
             .join(format!("{}.{}.log", self.node.id, self.visit))
     }
 
+    /// Where the node's command may publish values (`FACTORY_VARS_FILE`).
+    pub fn vars_path(&self) -> PathBuf {
+        super::checkpoint::run_dir(&FactoryPaths::new(&self.env.project), &self.env.run_id)
+            .join("vars")
+            .join(format!("{}.{}.json", self.node.id, self.visit))
+    }
+
     /// Renders `text`, naming the node and field when a variable is missing.
     pub fn render(&self, field: &str, text: &str) -> Result<String, String> {
         template::render_text(text, &self.templates).map_err(|e| self.explain(field, text, e))
@@ -199,19 +206,24 @@ pub async fn run(graph: &Graph, i: usize, visit: u32, env: &NodeEnv, vars: &BTre
         }
     }
     if matches!(node.kind, NodeKind::Fn | NodeKind::Study) {
-        report.vars.extend(experiment_vars(&cx));
+        report.vars.extend(published_vars(&cx));
     }
     report
 }
 
-/// The experiment this node began, if it ran `factory begin`: found by the run key
-/// the command saw in its environment, so it is exact even under concurrency.
-fn experiment_vars(cx: &NodeCx<'_>) -> BTreeMap<String, String> {
-    let key = crate::store::run_key(&cx.env.run_id, &cx.node.id, cx.visit);
-    match crate::store::find_by_run_key(&cx.env.project, &key) {
-        Some(info) => info.vars(),
-        None => BTreeMap::new(),
-    }
+/// Values the node's command published for later nodes: a command may write a JSON
+/// object of strings to `$FACTORY_VARS_FILE` (`factory begin` writes the experiment's
+/// `exp_id`, `branch` and `worktree` there). Exact under concurrency, and cheap.
+fn published_vars(cx: &NodeCx<'_>) -> BTreeMap<String, String> {
+    let Ok(bytes) = std::fs::read(cx.vars_path()) else {
+        return BTreeMap::new();
+    };
+    let Ok(Value::Object(map)) = serde_json::from_slice::<Value>(&bytes) else {
+        return BTreeMap::new();
+    };
+    map.into_iter()
+        .map(|(k, v)| (k, v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())))
+        .collect()
 }
 
 /// Runs a `fn` node's or gate's command in the project directory.
@@ -222,6 +234,12 @@ async fn run_command(cx: &NodeCx<'_>) -> Result<shell::ShellOutput, String> {
     let command = template::render_command(run, &cx.templates).map_err(|e| cx.explain("run", run, e))?;
     let mut env = cx.base_env();
     env.extend(command.env);
+    let vars_file = cx.vars_path();
+    if let Some(dir) = vars_file.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let _ = std::fs::remove_file(&vars_file);
+    env.push(("FACTORY_VARS_FILE".to_string(), vars_file.display().to_string()));
     let out = shell::run(ShellSpec {
         script: &command.script,
         dir: &cx.env.project,

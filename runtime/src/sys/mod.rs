@@ -1,5 +1,6 @@
 //! Operating-system helpers with no factory concepts: atomic files and locks, and
 //! subprocesses whose timeout kills the whole process group.
 
+pub mod async_process;
 pub mod files;
 pub mod process;

@@ -1,0 +1,386 @@
+//! Agents: prompt resolution and invocation of one role through a runner (spec §8.4).
+//!
+//! - [`prompt`]: the three prompt tiers with the playbook appended at every tier.
+//! - [`invoke`]: one invocation — the `agent.*` event pair, review capture, outputs.
+//! - [`SpawnFailures`]: two consecutive failed invocations abort the run (Sacred Rule 8).
+//! - [`run_role`]: what `factory agent ROLE` does, blocking.
+
+pub mod invoke;
+pub mod prompt;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use invoke::{close_dangling, invoke, invoke_with_progress, review_path};
+pub use prompt::{
+    PromptSource, ResolvedPrompt, compose_prompt, known_roles, resolve_prompt, resolve_prompt_in,
+};
+
+use crate::events::EventsError;
+use crate::runners::{AgentOutput, AgentRequest, Capability, RunnerError, RunnerSpec};
+
+/// A finished invocation that exited 0.
+#[derive(Debug, Clone)]
+pub struct AgentResult {
+    pub invocation_id: String,
+    pub role: String,
+    pub output: AgentOutput,
+    /// `.factory/reviews/<role>[-TAG]-latest.md`, holding the captured stdout.
+    pub review_path: PathBuf,
+    /// Entries of `req.outputs` (other than the review) the agent did not write: absent,
+    /// or unchanged since before it ran. The executor's checks fail the node on these.
+    pub missing_outputs: Vec<PathBuf>,
+}
+
+/// Why an agent invocation did not succeed.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum AgentError {
+    /// The runner could not be built (unknown name, missing command or binary, bad
+    /// script, missing capability): the caller's setup, not the agent, is at fault.
+    #[error("{source}")]
+    #[diagnostic(code(factory::agent::setup))]
+    Setup {
+        source: Box<RunnerError>,
+        #[help]
+        help: Option<String>,
+    },
+
+    #[error("unknown role `{role}`; known roles: {known}")]
+    #[diagnostic(
+        code(factory::agent::unknown_role),
+        help("pick a known role, or add its prompt as .factory/agents/<role>.md")
+    )]
+    UnknownRole { role: String, known: String },
+
+    #[error("review tag `{tag}` must be letters, digits, `-`, `_` or `.`")]
+    #[diagnostic(
+        code(factory::agent::bad_tag),
+        help("use a short word such as `exp-3` or `branch-a`")
+    )]
+    BadTag { tag: String },
+
+    #[error("the {role} agent could not be run: {source}")]
+    #[diagnostic(code(factory::agent::spawn))]
+    Runner {
+        role: String,
+        // Boxed (with its help copied out) to keep every Result<_, AgentError> small.
+        source: Box<RunnerError>,
+        #[help]
+        help: Option<String>,
+    },
+
+    #[error("the {role} agent failed ({}){}", exit_text(*exit_code), tail_text(stderr_tail))]
+    #[diagnostic(
+        code(factory::agent::failed),
+        help(
+            "read the agent's output in .factory/reviews/ and its stderr above; fix its command or prompt and re-run"
+        )
+    )]
+    Failed {
+        role: String,
+        exit_code: Option<i32>,
+        invocation_id: String,
+        stderr_tail: String,
+    },
+
+    #[error(
+        "the {role} agent ran out of time after {timeout:?}{}",
+        tail_text(stderr_tail)
+    )]
+    #[diagnostic(
+        code(factory::agent::timeout),
+        help(
+            "raise the timeout (--timeout SECS, or the node's timeout), or give the agent a smaller task"
+        )
+    )]
+    TimedOut {
+        role: String,
+        timeout: Duration,
+        invocation_id: String,
+        stderr_tail: String,
+    },
+
+    #[error("{count} agent invocations failed in a row ({}); stopping the run", roles.join(", "))]
+    #[diagnostic(
+        code(factory::agent::consecutive_failures),
+        help(
+            "fix the agent command or its credentials and resume; factory never does a \
+             specialist's work itself (Sacred Rule 8)"
+        )
+    )]
+    ConsecutiveFailures { count: usize, roles: Vec<String> },
+
+    #[error("no runner chosen for `factory agent`")]
+    #[diagnostic(
+        code(factory::agent::no_runner),
+        help(
+            "pass `--runner exec --agent-cmd \"<command>\"` to run any agent CLI, or \
+             `--runner replay --script FILE` for a scripted one, or set FACTORY_RUNNER \
+             (the built-in claude/codex/opencode/gemini runners come later)"
+        )
+    )]
+    NoRunner,
+
+    #[error("the project directory {0} does not exist")]
+    #[diagnostic(
+        code(factory::agent::no_project),
+        help("pass --project DIR pointing at the project root")
+    )]
+    NoProject(PathBuf),
+
+    #[error("interrupted; the {role} agent was stopped")]
+    #[diagnostic(
+        code(factory::agent::interrupted),
+        help("re-run the command to start the agent again")
+    )]
+    Interrupted { role: String },
+
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Events(#[from] EventsError),
+
+    #[error("cannot access {path}: {source}")]
+    #[diagnostic(
+        code(factory::agent::io),
+        help("check that .factory/ exists and is writable")
+    )]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+
+    #[error("cannot start the async runtime: {0}")]
+    #[diagnostic(
+        code(factory::agent::runtime),
+        help("this is an operating-system limit (threads or file descriptors)")
+    )]
+    Runtime(std::io::Error),
+}
+
+fn help_of(err: &RunnerError) -> Option<String> {
+    use miette::Diagnostic;
+    err.help().map(|h| h.to_string())
+}
+
+fn exit_text(code: Option<i32>) -> String {
+    code.map_or_else(|| "killed by a signal".into(), |c| format!("exit {c}"))
+}
+
+fn tail_text(tail: &str) -> String {
+    if tail.trim().is_empty() {
+        String::new()
+    } else {
+        format!(":\n{tail}")
+    }
+}
+
+impl AgentError {
+    /// A runner failure while running `role`, keeping the runner's help.
+    pub fn runner(role: &str, err: RunnerError) -> Self {
+        Self::Runner {
+            role: role.to_string(),
+            help: help_of(&err),
+            source: Box::new(err),
+        }
+    }
+
+    /// A runner that could not be set up.
+    pub fn setup(err: RunnerError) -> Self {
+        Self::Setup {
+            help: help_of(&err),
+            source: Box::new(err),
+        }
+    }
+
+    /// Whether this counts towards [`SpawnFailures`]: the agent could not be started,
+    /// crashed, or ran out of time. A bad role or tag is the caller's mistake instead.
+    pub fn is_agent_failure(&self) -> bool {
+        matches!(
+            self,
+            Self::Runner { .. } | Self::Failed { .. } | Self::TimedOut { .. }
+        )
+    }
+}
+
+/// Counts consecutive failed invocations; the executor holds one per run.
+#[derive(Debug, Clone, Default)]
+pub struct SpawnFailures {
+    roles: Vec<String>,
+}
+
+impl SpawnFailures {
+    /// Failures in a row that abort the run (spec §8.4's threshold).
+    pub const THRESHOLD: usize = 2;
+
+    /// Records an invocation's outcome; `Err(ConsecutiveFailures)` once the threshold
+    /// is reached. Errors that are not agent failures leave the count alone.
+    pub fn record<T>(
+        &mut self,
+        role: &str,
+        outcome: &Result<T, AgentError>,
+    ) -> Result<(), AgentError> {
+        match outcome {
+            Ok(_) => {
+                self.roles.clear();
+                Ok(())
+            }
+            Err(e) if e.is_agent_failure() => {
+                self.roles.push(role.to_string());
+                if self.roles.len() >= Self::THRESHOLD {
+                    let mut roles = self.roles.clone();
+                    roles.dedup();
+                    Err(AgentError::ConsecutiveFailures {
+                        count: self.roles.len(),
+                        roles,
+                    })
+                } else {
+                    Ok(())
+                }
+            }
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// Consecutive failures so far.
+    pub fn count(&self) -> usize {
+        self.roles.len()
+    }
+}
+
+/// What `factory agent ROLE` was asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct RoleRun {
+    pub project: PathBuf,
+    pub role: String,
+    pub task: String,
+    pub review_tag: Option<String>,
+    /// `None`: `FACTORY_RUNNER`, else [`AgentError::NoRunner`].
+    pub runner: Option<String>,
+    pub agent_cmd: Option<String>,
+    pub script: Option<PathBuf>,
+    pub timeout: Option<Duration>,
+    pub model: Option<String>,
+    pub interactive: bool,
+}
+
+/// How a [`run_role`] ended.
+#[derive(Debug)]
+pub enum RoleOutcome {
+    /// Headless: the agent exited 0.
+    Headless(AgentResult),
+    /// Interactive: the agent's exit code.
+    Interactive(i32),
+}
+
+/// Resolves the prompt, builds the runner and runs the role in the project (blocking);
+/// Ctrl-C stops the agent and closes its events.
+pub fn run_role(
+    run: &RoleRun,
+    progress: &(dyn Fn(&str) + Send + Sync),
+) -> Result<RoleOutcome, AgentError> {
+    let project = std::path::absolute(&run.project)
+        .ok()
+        .filter(|p| p.is_dir())
+        .ok_or_else(|| AgentError::NoProject(run.project.clone()))?;
+    let name = run
+        .runner
+        .clone()
+        .or_else(|| std::env::var("FACTORY_RUNNER").ok())
+        .filter(|s| !s.trim().is_empty())
+        .ok_or(AgentError::NoRunner)?;
+    let spec = RunnerSpec {
+        name,
+        agent_cmd: run.agent_cmd.clone(),
+        script: run.script.clone(),
+    };
+    let runner = crate::runners::build_runner(&spec).map_err(AgentError::setup)?;
+    let resolved = resolve_prompt(&project, &run.role)?;
+    let req = AgentRequest {
+        role: run.role.clone(),
+        prompt: compose_prompt(&resolved, &run.task, &[], None),
+        task: run.task.clone(),
+        cwd: project.clone(),
+        project: project.clone(),
+        timeout: run.timeout,
+        model: run.model.clone(),
+        visit: 1,
+        ..AgentRequest::default()
+    };
+    if run.interactive {
+        runner
+            .meta()
+            .require(Capability::Interactive)
+            .map_err(AgentError::setup)?;
+        return run_interactive(&project, &req, runner.as_ref(), run.review_tag.as_deref());
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(AgentError::Runtime)?;
+    rt.block_on(async {
+        let tag = run.review_tag.as_deref();
+        tokio::select! {
+            r = invoke_with_progress(&project, &req, runner.as_ref(), tag, progress) => {
+                r.map(RoleOutcome::Headless)
+            }
+            // Dropping the invocation kills the agent's process group and logs
+            // `agent.failed {reason: "cancelled"}`.
+            _ = tokio::signal::ctrl_c() => Err(AgentError::Interrupted { role: run.role.clone() }),
+        }
+    })
+}
+
+/// An interactive run, with the same event pair as a headless one (no review capture:
+/// the output went to the person's terminal).
+fn run_interactive(
+    project: &Path,
+    req: &AgentRequest,
+    runner: &dyn crate::runners::Runner,
+    tag: Option<&str>,
+) -> Result<RoleOutcome, AgentError> {
+    use crate::events::{Event, kinds};
+    let paths = crate::project::layout::FactoryPaths::new(project);
+    let id = invoke::new_invocation_id();
+    let base = |kind: &str| {
+        Event::new(kind)
+            .with("invocation_id", id.clone())
+            .with("role", req.role.clone())
+    };
+    crate::events::append(
+        &paths,
+        &base(kinds::AGENT_STARTED)
+            .with("runner", runner.meta().name)
+            .with("interactive", true)
+            .with("review_tag", tag.map(str::to_string)),
+    )?;
+    let start = std::time::Instant::now();
+    let result = runner.run_interactive(req);
+    let ms = start.elapsed().as_millis() as u64;
+    match result {
+        Ok(code) => {
+            let kind = if code == 0 {
+                kinds::AGENT_COMPLETED
+            } else {
+                kinds::AGENT_FAILED
+            };
+            crate::events::append(
+                &paths,
+                &base(kind).with("exit_code", code).with("duration_ms", ms),
+            )?;
+            Ok(RoleOutcome::Interactive(code))
+        }
+        Err(err) => {
+            crate::events::append(
+                &paths,
+                &base(kinds::AGENT_FAILED)
+                    .with("reason", "spawn")
+                    .with("error", err.to_string()),
+            )?;
+            Err(AgentError::runner(&req.role, err))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

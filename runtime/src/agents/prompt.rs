@@ -1,0 +1,194 @@
+//! Prompt resolution (spec §8.4): project `.factory/agents/<role>.md`, then the user's
+//! `~/.factory/agents/prompts/<role>.md`, then the built-in `prompts/<role>.md`. The
+//! role's playbook is appended whichever tier wins, so an override never opts a role
+//! out of learning: the project's `.factory/playbooks/<role>.md`, else the user's
+//! `~/.factory/playbooks/<role>.md`, else the built-in default.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::AgentError;
+use crate::project::layout::FactoryPaths;
+use crate::project::registry::user_home;
+
+/// Where a prompt or playbook came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PromptSource {
+    /// `<project>/.factory/...`.
+    Project(PathBuf),
+    /// `~/.factory/...` (or `$FACTORY_HOME/...`).
+    User(PathBuf),
+    /// Embedded in the binary; the path is as in the repository.
+    BuiltIn(String),
+}
+
+impl fmt::Display for PromptSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Project(p) => write!(f, "project {}", p.display()),
+            Self::User(p) => write!(f, "user {}", p.display()),
+            Self::BuiltIn(p) => write!(f, "built-in {p}"),
+        }
+    }
+}
+
+/// A role's prompt with its playbook appended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedPrompt {
+    pub text: String,
+    /// Where the prompt came from.
+    pub source: PromptSource,
+    /// Where the appended playbook came from (`None`: the role has none).
+    pub playbook: Option<PromptSource>,
+}
+
+/// The prompt of `role` for the project at `project`.
+pub fn resolve_prompt(project: &Path, role: &str) -> Result<ResolvedPrompt, AgentError> {
+    resolve_prompt_in(project, user_home().as_deref(), role)
+}
+
+/// [`resolve_prompt`] with the per-user directory given (`None`: no user tier).
+pub fn resolve_prompt_in(
+    project: &Path,
+    home: Option<&Path>,
+    role: &str,
+) -> Result<ResolvedPrompt, AgentError> {
+    if !is_role_name(role) {
+        return Err(unknown_role(project, home, role));
+    }
+    let paths = FactoryPaths::new(project);
+    let file = format!("{role}.md");
+
+    let prompt = tier(
+        paths.dir().join("agents").join(&file),
+        home.as_ref().map(|h| h.join("agents/prompts").join(&file)),
+        factory_compiler::builtin::prompt(role).map(|t| (format!("prompts/{file}"), t)),
+    )?;
+    let Some((mut text, source)) = prompt else {
+        return Err(unknown_role(project, home, role));
+    };
+    let playbook = tier(
+        paths.dir().join("playbooks").join(&file),
+        home.as_ref().map(|h| h.join("playbooks").join(&file)),
+        factory_compiler::builtin::playbook(role).map(|t| (format!("prompts/playbooks/{file}"), t)),
+    )?;
+    let playbook = playbook.map(|(body, source)| {
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push('\n');
+        text.push_str(&body);
+        source
+    });
+    Ok(ResolvedPrompt {
+        text,
+        source,
+        playbook,
+    })
+}
+
+/// The first tier that has the file: project, user, built-in.
+fn tier(
+    project: PathBuf,
+    user: Option<PathBuf>,
+    builtin: Option<(String, &'static str)>,
+) -> Result<Option<(String, PromptSource)>, AgentError> {
+    if let Some(text) = read_optional(&project)? {
+        return Ok(Some((text, PromptSource::Project(project))));
+    }
+    if let Some(user) = user
+        && let Some(text) = read_optional(&user)?
+    {
+        return Ok(Some((text, PromptSource::User(user))));
+    }
+    Ok(builtin.map(|(path, text)| (text.to_string(), PromptSource::BuiltIn(path))))
+}
+
+fn read_optional(path: &Path) -> Result<Option<String>, AgentError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(AgentError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// Every role a prompt exists for: built-in, the user's and the project's.
+pub fn known_roles(project: &Path) -> Vec<String> {
+    known_roles_in(project, user_home().as_deref())
+}
+
+fn known_roles_in(project: &Path, home: Option<&Path>) -> Vec<String> {
+    let mut roles: BTreeSet<String> = factory_compiler::builtin::prompts()
+        .into_iter()
+        .map(|(r, _)| r.to_string())
+        .collect();
+    let mut dirs = vec![FactoryPaths::new(project).dir().join("agents")];
+    if let Some(home) = home {
+        dirs.push(home.join("agents/prompts"));
+    }
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let p = entry.path();
+            if p.extension().is_some_and(|e| e == "md")
+                && let Some(stem) = p.file_stem().and_then(|s| s.to_str())
+                && is_role_name(stem)
+            {
+                roles.insert(stem.to_string());
+            }
+        }
+    }
+    roles.into_iter().collect()
+}
+
+/// Role names are plain words, so a role can never name a path outside the tiers.
+pub fn is_role_name(role: &str) -> bool {
+    !role.is_empty()
+        && role
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+fn unknown_role(project: &Path, home: Option<&Path>, role: &str) -> AgentError {
+    AgentError::UnknownRole {
+        role: role.to_string(),
+        known: known_roles_in(project, home).join(", "),
+    }
+}
+
+/// The full prompt an agent receives: the role's prompt, then its task and where its
+/// work goes. The paths of the node win over a prompt's defaults (spec §9.1).
+pub fn compose_prompt(
+    resolved: &ResolvedPrompt,
+    task: &str,
+    outputs: &[PathBuf],
+    verdict_file: Option<&Path>,
+) -> String {
+    let mut text = resolved.text.trim_end().to_string();
+    text.push_str("\n\n## Task\n\n");
+    text.push_str(if task.trim().is_empty() {
+        "Do your role's job as described above."
+    } else {
+        task.trim()
+    });
+    text.push('\n');
+    if !outputs.is_empty() {
+        text.push_str("\n## Write these files\n\n");
+        for o in outputs {
+            text.push_str(&format!("- {}\n", o.display()));
+        }
+    }
+    if let Some(v) = verdict_file {
+        text.push_str(&format!(
+            "\n## Verdict file\n\nWrite your verdict (`## Verdict` then PROCEED, RELOOP or HALT) to {}\n",
+            v.display()
+        ));
+    }
+    text
+}
