@@ -48,6 +48,12 @@ enum Command {
     Discover(commands::discover::Args),
     /// Check everything a keep verdict requires; one failure fails the whole.
     Precheck(commands::precheck::Args),
+    /// Run a mode (or any workflow) on a project, to a verdict.
+    Run(commands::run::Args),
+    /// Continue the project's last run from its checkpoint.
+    Resume(commands::resume::Args),
+    /// List the project's past runs and their outcomes.
+    Runs(commands::runs::Args),
     /// Export the workflows as Agent Skills (SKILL.md) or check exported ones for drift.
     Skills(commands::skills::Args),
 }
@@ -78,6 +84,9 @@ fn main() -> ExitCode {
         Command::Discover(args) => commands::discover::run(args),
         Command::Precheck(args) => commands::precheck::run(args),
         Command::Skills(args) => commands::skills::run(args),
+        Command::Run(args) => commands::run::run(args),
+        Command::Resume(args) => commands::resume::run(args),
+        Command::Runs(args) => commands::runs::run(args),
     }
 }
 

@@ -12,8 +12,8 @@
 
 pub mod agents;
 pub mod eval;
-pub mod exec;
 pub mod events;
+pub mod exec;
 pub mod experiment;
 pub mod guards;
 pub mod precheck;

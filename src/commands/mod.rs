@@ -19,6 +19,10 @@ pub mod finalize;
 pub mod history;
 pub mod init;
 pub mod precheck;
+pub mod resume;
+pub mod run;
+mod run_end;
+pub mod runs;
 pub mod skills;
 
 /// The command ran and everything is fine.

@@ -11,10 +11,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::driver::SourceLocation;
+use crate::ir::conventions::template_vars;
 use crate::ir::{END, Ir, Knob, KnobType};
 use steps::{Context, StepView};
 use text::{code, meaning};
-use crate::ir::conventions::template_vars;
 
 /// Longest skill name the Agent Skills format allows.
 pub const MAX_NAME: usize = 64;

@@ -36,22 +36,40 @@ pub async fn run_gate(cx: &NodeCx<'_>) -> Result<NodeReport, String> {
         return Ok(report);
     }
     let text = std::fs::read_to_string(&verdict_path).map_err(|_| {
-        format!("the {role} agent of gate `{}` wrote no verdict file `{shown}`", cx.node.id)
+        format!(
+            "the {role} agent of gate `{}` wrote no verdict file `{shown}`",
+            cx.node.id
+        )
     })?;
-    let label = artifacts::parse_verdict(&text)
-        .map_err(|e| format!("the verdict file `{shown}` of gate `{}` is unreadable: {e}", cx.node.id))?;
+    let label = artifacts::parse_verdict(&text).map_err(|e| {
+        format!(
+            "the verdict file `{shown}` of gate `{}` is unreadable: {e}",
+            cx.node.id
+        )
+    })?;
     let allowed = &cx.node.attrs.outcomes;
     if !allowed.is_empty() && !allowed.contains(&label) {
         return Err(format!(
             "gate `{}` may answer only {}, and its verdict file says {label}",
             cx.node.id,
-            allowed.iter().map(|l| l.as_str()).collect::<Vec<_>>().join(", ")
+            allowed
+                .iter()
+                .map(|l| l.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
-    Ok(NodeReport { result: NodeResult::Verdict { verdict: label }, ..report })
+    Ok(NodeReport {
+        result: NodeResult::Verdict { verdict: label },
+        ..report
+    })
 }
 
-async fn invoke(cx: &NodeCx<'_>, role: &str, verdict_file: Option<PathBuf>) -> Result<NodeReport, String> {
+async fn invoke(
+    cx: &NodeCx<'_>,
+    role: &str,
+    verdict_file: Option<PathBuf>,
+) -> Result<NodeReport, String> {
     let Some(runner) = cx.env.runner.as_deref() else {
         return Err(format!(
             "`{}` needs an agent ({role}) and this run has no runner; pass --runner exec --agent-cmd CMD or --runner replay --script FILE",
@@ -64,7 +82,11 @@ async fn invoke(cx: &NodeCx<'_>, role: &str, verdict_file: Option<PathBuf>) -> R
         None => String::new(),
     };
     if let Some(q) = &a.question {
-        task = format!("Review checkpoint `{}`: {}\n{task}", cx.node.id, cx.render("question", q)?);
+        task = format!(
+            "Review checkpoint `{}`: {}\n{task}",
+            cx.node.id,
+            cx.render("question", q)?
+        );
     }
     if !a.reads.is_empty() {
         task.push_str("\n\nRead:\n");
@@ -108,7 +130,12 @@ async fn invoke(cx: &NodeCx<'_>, role: &str, verdict_file: Option<PathBuf>) -> R
             let missing: Vec<String> = result
                 .missing_outputs
                 .iter()
-                .map(|p| p.strip_prefix(&cx.env.project).unwrap_or(p).display().to_string())
+                .map(|p| {
+                    p.strip_prefix(&cx.env.project)
+                        .unwrap_or(p)
+                        .display()
+                        .to_string()
+                })
                 .collect();
             if !missing.is_empty() && !missing.iter().all(|m| review.join(m).exists()) {
                 report.result = NodeResult::Failed {
@@ -122,7 +149,9 @@ async fn invoke(cx: &NodeCx<'_>, role: &str, verdict_file: Option<PathBuf>) -> R
         }
         Err(e) => {
             report.spawn_failure = e.is_agent_failure();
-            report.result = NodeResult::Failed { reason: describe(&e) };
+            report.result = NodeResult::Failed {
+                reason: describe(&e),
+            };
         }
     }
     Ok(report)

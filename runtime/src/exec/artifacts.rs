@@ -55,8 +55,8 @@ pub fn verify(path: &Path, shown: &str, checks: &[Check]) -> Result<(), String> 
                 }
             }
             Check::Contains(needle) => {
-                let text = std::fs::read(path)
-                    .map_err(|e| format!("cannot read `{shown}`: {e}"))?;
+                let text =
+                    std::fs::read(path).map_err(|e| format!("cannot read `{shown}`: {e}"))?;
                 if !String::from_utf8_lossy(&text).contains(needle.as_str()) {
                     return Err(format!(
                         "`{shown}` does not contain `{needle}` (check: contains)"
@@ -79,7 +79,11 @@ pub fn parse_verdict(text: &str) -> Result<Label, String> {
             continue;
         };
         let candidate = if rest.trim().is_empty() {
-            lines.by_ref().map(str::trim).find(|l| !l.is_empty()).unwrap_or("")
+            lines
+                .by_ref()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .unwrap_or("")
         } else {
             rest
         };
@@ -142,40 +146,94 @@ mod tests {
 
     #[test]
     fn verdicts_are_read_from_the_line_after_the_heading() {
-        assert_eq!(parse_verdict("# x\n## Verdict\nPROCEED\n\n## Rationale\n..."), Ok(Label::Proceed));
-        assert_eq!(parse_verdict("## Verdict\n\n**RELOOP**\n"), Ok(Label::Reloop));
+        assert_eq!(
+            parse_verdict("# x\n## Verdict\nPROCEED\n\n## Rationale\n..."),
+            Ok(Label::Proceed)
+        );
+        assert_eq!(
+            parse_verdict("## Verdict\n\n**RELOOP**\n"),
+            Ok(Label::Reloop)
+        );
         assert_eq!(parse_verdict("## verdict: halt"), Ok(Label::Halt));
         assert_eq!(parse_verdict("## Verdict\nABORT"), Ok(Label::Halt));
-        assert!(parse_verdict("## Verdict\nmaybe later").unwrap_err().contains("maybe later"));
-        assert!(parse_verdict("all good!").unwrap_err().contains("no `## Verdict`"));
+        assert!(
+            parse_verdict("## Verdict\nmaybe later")
+                .unwrap_err()
+                .contains("maybe later")
+        );
+        assert!(
+            parse_verdict("all good!")
+                .unwrap_err()
+                .contains("no `## Verdict`")
+        );
     }
 
     #[test]
     fn fn_gates_read_json_then_the_exit_code() {
-        assert_eq!(fn_gate_verdict("{\"verdict\": \"reloop\"}", true), Label::Reloop);
-        assert_eq!(fn_gate_verdict("{\n \"passed\": false,\n \"checks\": []\n}", true), Label::Halt);
-        assert_eq!(fn_gate_verdict("log line\n{\"passed\": true}", false), Label::Proceed);
+        assert_eq!(
+            fn_gate_verdict("{\"verdict\": \"reloop\"}", true),
+            Label::Reloop
+        );
+        assert_eq!(
+            fn_gate_verdict("{\n \"passed\": false,\n \"checks\": []\n}", true),
+            Label::Halt
+        );
+        assert_eq!(
+            fn_gate_verdict("log line\n{\"passed\": true}", false),
+            Label::Proceed
+        );
         assert_eq!(fn_gate_verdict("no json", true), Label::Proceed);
         assert_eq!(fn_gate_verdict("no json", false), Label::Halt);
-        assert_eq!(fn_gate_verdict("{\"verdict\": \"fail\"}", true), Label::Proceed);
+        assert_eq!(
+            fn_gate_verdict("{\"verdict\": \"fail\"}", true),
+            Label::Proceed
+        );
     }
 
     #[test]
     fn checks_name_the_file_and_the_check() {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("r.md");
-        assert!(verify(&f, "r.md", &[Check::Exists]).unwrap_err().contains("not written"));
+        assert!(
+            verify(&f, "r.md", &[Check::Exists])
+                .unwrap_err()
+                .contains("not written")
+        );
         std::fs::write(&f, "## Verdict\nPROCEED\n").unwrap();
-        assert_eq!(verify(&f, "r.md", &[Check::Exists, Check::Contains("## Verdict".into())]), Ok(()));
-        assert!(verify(&f, "r.md", &[Check::MinSize(100)]).unwrap_err().contains("min_size"));
-        assert!(verify(&f, "r.md", &[Check::Contains("## Commits".into())]).unwrap_err().contains("## Commits"));
+        assert_eq!(
+            verify(
+                &f,
+                "r.md",
+                &[Check::Exists, Check::Contains("## Verdict".into())]
+            ),
+            Ok(())
+        );
+        assert!(
+            verify(&f, "r.md", &[Check::MinSize(100)])
+                .unwrap_err()
+                .contains("min_size")
+        );
+        assert!(
+            verify(&f, "r.md", &[Check::Contains("## Commits".into())])
+                .unwrap_err()
+                .contains("## Commits")
+        );
     }
 
     #[test]
     fn store_paths_resolve_in_the_project_and_code_paths_in_the_worktree() {
-        let roots = Roots { project: "/p".into(), worktree: Some("/p/.factory/worktrees/exp-001".into()) };
-        assert_eq!(roots.resolve(".factory/reviews/a.md"), PathBuf::from("/p/.factory/reviews/a.md"));
-        assert_eq!(roots.resolve("src/lib.rs"), PathBuf::from("/p/.factory/worktrees/exp-001/src/lib.rs"));
+        let roots = Roots {
+            project: "/p".into(),
+            worktree: Some("/p/.factory/worktrees/exp-001".into()),
+        };
+        assert_eq!(
+            roots.resolve(".factory/reviews/a.md"),
+            PathBuf::from("/p/.factory/reviews/a.md")
+        );
+        assert_eq!(
+            roots.resolve("src/lib.rs"),
+            PathBuf::from("/p/.factory/worktrees/exp-001/src/lib.rs")
+        );
         assert_eq!(roots.resolve("factory.md"), PathBuf::from("/p/factory.md"));
     }
 }

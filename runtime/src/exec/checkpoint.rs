@@ -118,7 +118,11 @@ pub fn list_runs(project: &Path) -> Vec<RunSummary> {
         .filter_map(|e| std::fs::read(e.path().join("summary.json")).ok())
         .filter_map(|b| serde_json::from_slice(&b).ok())
         .collect();
-    runs.sort_by(|a, b| a.started_at.cmp(&b.started_at).then(a.run_id.cmp(&b.run_id)));
+    runs.sort_by(|a, b| {
+        a.started_at
+            .cmp(&b.started_at)
+            .then(a.run_id.cmp(&b.run_id))
+    });
     runs
 }
 
@@ -155,7 +159,9 @@ pub fn journal_after(
             if e.get("run_id").and_then(|v| v.as_str()) != Some(run_id) {
                 continue;
             }
-            let Some(s) = e.get("seq").and_then(|v| v.as_u64()) else { continue };
+            let Some(s) = e.get("seq").and_then(|v| v.as_u64()) else {
+                continue;
+            };
             if s <= seq {
                 continue;
             }

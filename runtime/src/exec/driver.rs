@@ -52,7 +52,9 @@ pub async fn drive(
         started_at: cp.started_at.clone(),
         ..Default::default()
     };
-    summary.save(&paths).map_err(|e| DriveError::io(&paths, e))?;
+    summary
+        .save(&paths)
+        .map_err(|e| DriveError::io(&paths, e))?;
     let mut machine = Machine::with_state(&graph, std::mem::take(&mut cp.state));
     let mut pending: std::collections::VecDeque<Command> = initial.into();
     let mut tasks: JoinSet<(String, u32, NodeReport)> = JoinSet::new();
@@ -69,7 +71,13 @@ pub async fn drive(
                         .with("run_id", cp.run_id.as_str())
                         .with("node", node.as_str())
                         .with("visit", visit)
-                        .with("kind", graph.id(&node).map(|i| graph.node(i).kind.as_str()).unwrap_or(""));
+                        .with(
+                            "kind",
+                            graph
+                                .id(&node)
+                                .map(|i| graph.node(i).kind.as_str())
+                                .unwrap_or(""),
+                        );
                     append(&paths, &ev, view)?;
                     started.insert(node.clone(), Instant::now());
                     let graph = graph.clone();
@@ -92,14 +100,19 @@ pub async fn drive(
                     cp.save(&paths).map_err(|e| DriveError::io(&paths, e))?;
                     let ev = Event::new(kinds::RUN_FINISHED)
                         .with("run_id", cp.run_id.as_str())
-                        .with("outcome", serde_json::to_value(&outcome).unwrap_or_default());
+                        .with(
+                            "outcome",
+                            serde_json::to_value(&outcome).unwrap_or_default(),
+                        );
                     append(&paths, &ev, view)?;
                     summary.status = outcome.name().into();
                     summary.outcome = Some(outcome.clone());
                     summary.ended_at = Some(events::now_iso8601());
                     summary.exp_id = machine.state.vars.get("exp_id").cloned();
                     summary.nodes_run = machine.state.visits.values().map(|v| *v as u64).sum();
-                    summary.save(&paths).map_err(|e| DriveError::io(&paths, e))?;
+                    summary
+                        .save(&paths)
+                        .map_err(|e| DriveError::io(&paths, e))?;
                     return Ok(end(&cp.run_id, &machine, Some(outcome), false));
                 }
             }
@@ -200,18 +213,29 @@ pub enum DriveError {
         code(factory::run::checkpoint),
         help("free disk space or fix the permissions of .factory/, then `factory resume`")
     )]
-    Io { dir: PathBuf, source: std::io::Error },
+    Io {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
     #[error("a node task crashed: {0}")]
-    #[diagnostic(code(factory::run::task), help("this is a bug in factory; `factory resume` continues from the last checkpoint"))]
+    #[diagnostic(
+        code(factory::run::task),
+        help("this is a bug in factory; `factory resume` continues from the last checkpoint")
+    )]
     Task(String),
     #[error("the run stalled with nothing left to run")]
-    #[diagnostic(code(factory::run::stalled), help("this is a bug in factory; please report the workflow"))]
+    #[diagnostic(
+        code(factory::run::stalled),
+        help("this is a bug in factory; please report the workflow")
+    )]
     Stalled,
 }
 
 impl DriveError {
     fn io(paths: &FactoryPaths, source: std::io::Error) -> Self {
-        DriveError::Io { dir: paths.dir().to_path_buf(), source }
+        DriveError::Io {
+            dir: paths.dir().to_path_buf(),
+            source,
+        }
     }
 }
-

@@ -68,7 +68,11 @@ impl Graph {
 
     /// Targets of the edges leaving `node` with `label` (`None`: unconditional), with
     /// the edge index.
-    pub fn targets(&self, node: usize, label: Option<Label>) -> impl Iterator<Item = (usize, usize)> + '_ {
+    pub fn targets(
+        &self,
+        node: usize,
+        label: Option<Label>,
+    ) -> impl Iterator<Item = (usize, usize)> + '_ {
         self.out[node].iter().filter_map(move |&e| {
             let edge = &self.ir.edges[e];
             (edge.label == label).then(|| self.id(&edge.to).map(|t| (e, t)))?

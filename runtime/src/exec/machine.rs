@@ -192,10 +192,12 @@ impl<'g> Machine<'g> {
                     self.activate(t, Some(i), commands);
                 }
             }
-            NodeResult::Failed { reason } => match self.graph.targets(i, Some(Label::Fail)).next() {
-                Some((_, t)) => self.activate(t, Some(i), commands),
-                None => self.fail(node, reason),
-            },
+            NodeResult::Failed { reason } => {
+                match self.graph.targets(i, Some(Label::Fail)).next() {
+                    Some((_, t)) => self.activate(t, Some(i), commands),
+                    None => self.fail(node, reason),
+                }
+            }
             NodeResult::Verdict { verdict } => self.verdict(i, verdict, commands),
         }
     }
@@ -233,7 +235,10 @@ impl<'g> Machine<'g> {
         match self.graph.targets(gate, Some(label)).next() {
             Some((_, t)) => self.activate(t, Some(gate), commands),
             None if label == Label::Halt => {
-                self.state.outcome = Some(RunOutcome::Halted { node: id, reason: why });
+                self.state.outcome = Some(RunOutcome::Halted {
+                    node: id,
+                    reason: why,
+                });
             }
             None => self.fail(&id, format!("it said {label} but has no {label} edge")),
         }
@@ -277,7 +282,10 @@ impl<'g> Machine<'g> {
                         *v += 1;
                         *v
                     };
-                    commands.push(Command::Run { node: id.clone(), visit });
+                    commands.push(Command::Run {
+                        node: id.clone(),
+                        visit,
+                    });
                     if spec.attrs.is_async {
                         self.state.async_running.insert(id);
                         self.push_targets(n, &mut work);

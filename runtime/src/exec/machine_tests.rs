@@ -151,7 +151,10 @@ fn a_halt_with_no_halt_edge_halts_the_run() {
     );
     let mut m = Machine::new(&g);
     m.on_input(Input::Start);
-    assert_eq!(runs(&m.on_input(verdict("g", Label::Halt))), ["finish:halted"]);
+    assert_eq!(
+        runs(&m.on_input(verdict("g", Label::Halt))),
+        ["finish:halted"]
+    );
 }
 
 #[test]

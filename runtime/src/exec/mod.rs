@@ -49,10 +49,16 @@ pub const MAX_RESPAWNS_ENV: &str = "FACTORY_MAX_RESPAWNS";
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum RunError {
     #[error("{0} is not a git repository")]
-    #[diagnostic(code(factory::run::no_repo), help("run `git init` and commit your project, then run factory again"))]
+    #[diagnostic(
+        code(factory::run::no_repo),
+        help("run `git init` and commit your project, then run factory again")
+    )]
     NotARepo(PathBuf),
     #[error("{0} has no factory.md")]
-    #[diagnostic(code(factory::run::no_factory_md), help("write factory.md (goal, scope, guards, eval) and run `factory init`"))]
+    #[diagnostic(
+        code(factory::run::no_factory_md),
+        help("write factory.md (goal, scope, guards, eval) and run `factory init`")
+    )]
     NoFactoryMd(PathBuf),
     #[error(transparent)]
     #[diagnostic(transparent)]
@@ -60,33 +66,65 @@ pub enum RunError {
     #[error("the eval profile of {0} has not been reviewed")]
     #[diagnostic(
         code(factory::run::eval_pending),
-        help("read .factory/eval_profile.json, then approve it with `factory discover --approve` (or edit it first)")
+        help(
+            "read .factory/eval_profile.json, then approve it with `factory discover --approve` (or edit it first)"
+        )
     )]
     EvalPending(PathBuf),
     #[error(transparent)]
     #[diagnostic(transparent)]
     Runner(#[from] runners::RunnerError),
     #[error("no run to resume in {0}")]
-    #[diagnostic(code(factory::run::nothing_to_resume), help("start one with `factory run MODE`"))]
+    #[diagnostic(
+        code(factory::run::nothing_to_resume),
+        help("start one with `factory run MODE`")
+    )]
     NothingToResume(PathBuf),
     #[error("{0}")]
-    #[diagnostic(code(factory::run::checkpoint_unreadable), help("the checkpoint is kept as it is; start a new run with `factory run MODE`"))]
+    #[diagnostic(
+        code(factory::run::checkpoint_unreadable),
+        help("the checkpoint is kept as it is; start a new run with `factory run MODE`")
+    )]
     Checkpoint(String),
     #[error("run {run_id} already finished ({status})")]
-    #[diagnostic(code(factory::run::finished), help("start a new run with `factory run MODE`"))]
+    #[diagnostic(
+        code(factory::run::finished),
+        help("start a new run with `factory run MODE`")
+    )]
     AlreadyFinished { run_id: String, status: String },
     #[error("the checkpoint of run {run_id} is {hours} hours old")]
-    #[diagnostic(code(factory::run::stale), help("the code may have moved on; pass --force to resume anyway, or start a new run"))]
+    #[diagnostic(
+        code(factory::run::stale),
+        help("the code may have moved on; pass --force to resume anyway, or start a new run")
+    )]
     Stale { run_id: String, hours: i64 },
     #[error("run {run_id} was resumed {respawns} times already (limit {max})")]
-    #[diagnostic(code(factory::run::respawns), help("something keeps killing it; read .factory/events.jsonl, or raise FACTORY_MAX_RESPAWNS"))]
-    TooManyRespawns { run_id: String, respawns: u32, max: u32 },
+    #[diagnostic(
+        code(factory::run::respawns),
+        help(
+            "something keeps killing it; read .factory/events.jsonl, or raise FACTORY_MAX_RESPAWNS"
+        )
+    )]
+    TooManyRespawns {
+        run_id: String,
+        respawns: u32,
+        max: u32,
+    },
     #[error("the workflow of run {0} is missing or changed since it started")]
-    #[diagnostic(code(factory::run::ir_changed), help("start a new run with `factory run MODE`"))]
+    #[diagnostic(
+        code(factory::run::ir_changed),
+        help("start a new run with `factory run MODE`")
+    )]
     IrChanged(String),
     #[error("cannot write under {path}: {source}")]
-    #[diagnostic(code(factory::run::io), help("check the disk space and permissions of .factory/"))]
-    Io { path: PathBuf, source: std::io::Error },
+    #[diagnostic(
+        code(factory::run::io),
+        help("check the disk space and permissions of .factory/")
+    )]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error(transparent)]
     #[diagnostic(transparent)]
     Drive(#[from] DriveError),
@@ -128,16 +166,22 @@ pub fn preflight(project: &Path) -> Result<(), RunError> {
 
 /// Builds the runner the settings name (none when no runner was asked for).
 pub fn runner_for(settings: &RunSettings) -> Result<Option<Arc<dyn Runner>>, RunError> {
-    let name = settings
-        .runner
-        .clone()
-        .or_else(|| std::env::var("FACTORY_RUNNER").ok().filter(|s| !s.trim().is_empty()));
+    let name = settings.runner.clone().or_else(|| {
+        std::env::var("FACTORY_RUNNER")
+            .ok()
+            .filter(|s| !s.trim().is_empty())
+    });
     let Some(name) = name else { return Ok(None) };
-    let spec = RunnerSpec { name, agent_cmd: settings.agent_cmd.clone(), script: settings.script.clone() };
+    let spec = RunnerSpec {
+        name,
+        agent_cmd: settings.agent_cmd.clone(),
+        script: settings.script.clone(),
+    };
     Ok(Some(Arc::from(runners::build_runner(&spec)?)))
 }
 
-fn knob_values(ir: &Ir) -> Value {
+/// The knobs' default values, by name, as template values.
+pub fn knob_values(ir: &Ir) -> Value {
     Value::Object(
         ir.knobs
             .iter()
@@ -156,11 +200,25 @@ fn knob_values(ir: &Ir) -> Value {
 
 fn new_run_id() -> String {
     let now = jiff::Zoned::now();
-    format!("{}-{:05}", now.strftime("%Y%m%dT%H%M%S"), std::process::id() % 100_000)
+    format!(
+        "{}-{:05}",
+        now.strftime("%Y%m%dT%H%M%S"),
+        std::process::id() % 100_000
+    )
 }
 
-fn env_for(project: &Path, run_id: &str, ir: &Ir, settings: &RunSettings, runner: Option<Arc<dyn Runner>>) -> NodeEnv {
-    let goal = settings.goal.clone().or_else(|| crate::project::config::load(project).ok().map(|c| c.goal)).unwrap_or_default();
+fn env_for(
+    project: &Path,
+    run_id: &str,
+    ir: &Ir,
+    settings: &RunSettings,
+    runner: Option<Arc<dyn Runner>>,
+) -> NodeEnv {
+    let goal = settings
+        .goal
+        .clone()
+        .or_else(|| crate::project::config::load(project).ok().map(|c| c.goal))
+        .unwrap_or_default();
     NodeEnv {
         project: project.to_path_buf(),
         run_id: run_id.to_string(),
@@ -168,7 +226,9 @@ fn env_for(project: &Path, run_id: &str, ir: &Ir, settings: &RunSettings, runner
         knobs: knob_values(ir),
         auto_approve: settings.auto_approve,
         runner,
-        bin_dir: std::env::current_exe().ok().and_then(|p| p.parent().map(Path::to_path_buf)),
+        bin_dir: std::env::current_exe()
+            .ok()
+            .and_then(|p| p.parent().map(Path::to_path_buf)),
     }
 }
 
@@ -177,7 +237,10 @@ pub async fn start(ir: Ir, req: RunRequest, view: &mut View) -> Result<RunEnd, R
     let project = absolute(&req.project);
     preflight(&project)?;
     let runner = runner_for(&req.settings)?;
-    let paths = crate::project::layout::ensure_factory_dir(&project).map_err(|e| RunError::Io { path: project.join(".factory"), source: std::io::Error::other(e.to_string()) })?;
+    let paths = crate::project::layout::ensure_factory_dir(&project).map_err(|e| RunError::Io {
+        path: project.join(".factory"),
+        source: std::io::Error::other(e.to_string()),
+    })?;
     let run_id = new_run_id();
     let dir = checkpoint::run_dir(&paths, &run_id);
     let io = |path: &Path| {
@@ -202,7 +265,11 @@ pub async fn start(ir: Ir, req: RunRequest, view: &mut View) -> Result<RunEnd, R
     let graph = Arc::new(Graph::new(ir));
     let mut machine = Machine::new(&graph);
     let first = machine.on_input(Input::Start);
-    events::append(&paths, &checkpoint::journal_event(&run_id, 1, &Input::Start, 0).with("workflow", cp.workflow.as_str()))?;
+    events::append(
+        &paths,
+        &checkpoint::journal_event(&run_id, 1, &Input::Start, 0)
+            .with("workflow", cp.workflow.as_str()),
+    )?;
     cp.state = machine.state.clone();
     cp.save(&paths).map_err(io(&Checkpoint::path(&paths)))?;
     let end = driver::drive(graph.clone(), cp, env, view, first).await?;
@@ -215,16 +282,29 @@ pub async fn start(ir: Ir, req: RunRequest, view: &mut View) -> Result<RunEnd, R
 pub async fn resume(project: &Path, force: bool, view: &mut View) -> Result<RunEnd, RunError> {
     let project = absolute(project);
     let paths = FactoryPaths::new(&project);
-    let mut cp = Checkpoint::load(&paths).map_err(RunError::Checkpoint)?.ok_or_else(|| RunError::NothingToResume(project.clone()))?;
-    let saved: jiff::Timestamp = cp.saved_at.parse().unwrap_or_else(|_| jiff::Timestamp::now());
+    let mut cp = Checkpoint::load(&paths)
+        .map_err(RunError::Checkpoint)?
+        .ok_or_else(|| RunError::NothingToResume(project.clone()))?;
+    let saved: jiff::Timestamp = cp
+        .saved_at
+        .parse()
+        .unwrap_or_else(|_| jiff::Timestamp::now());
     let hours = (jiff::Timestamp::now().as_second() - saved.as_second()) / 3600;
     if hours >= STALE_AFTER_HOURS && !force {
-        return Err(RunError::Stale { run_id: cp.run_id, hours });
+        return Err(RunError::Stale {
+            run_id: cp.run_id,
+            hours,
+        });
     }
-    let max = std::env::var(MAX_RESPAWNS_ENV).ok().and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_MAX_RESPAWNS);
+    let max = std::env::var(MAX_RESPAWNS_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_MAX_RESPAWNS);
     let ir_file = checkpoint::run_dir(&paths, &cp.run_id).join("workflow.fwir");
-    let text = std::fs::read_to_string(&ir_file).map_err(|_| RunError::IrChanged(cp.run_id.clone()))?;
-    let (ir, _) = factory_compiler::ir::parse_text(&text).map_err(|_| RunError::IrChanged(cp.run_id.clone()))?;
+    let text =
+        std::fs::read_to_string(&ir_file).map_err(|_| RunError::IrChanged(cp.run_id.clone()))?;
+    let (ir, _) = factory_compiler::ir::parse_text(&text)
+        .map_err(|_| RunError::IrChanged(cp.run_id.clone()))?;
     if content_hash(&ir) != cp.ir_hash {
         return Err(RunError::IrChanged(cp.run_id.clone()));
     }
@@ -234,26 +314,58 @@ pub async fn resume(project: &Path, force: bool, view: &mut View) -> Result<RunE
         machine.on_input(input);
     }
     if machine.state.finished || (machine.state.outcome.is_some() && machine.resume().is_empty()) {
-        return Err(RunError::AlreadyFinished { run_id: cp.run_id, status: machine.state.outcome.as_ref().map_or("finished", |o| o.name()).into() });
+        return Err(RunError::AlreadyFinished {
+            run_id: cp.run_id,
+            status: machine
+                .state
+                .outcome
+                .as_ref()
+                .map_or("finished", |o| o.name())
+                .into(),
+        });
     }
     if cp.respawns >= max {
-        return Err(RunError::TooManyRespawns { run_id: cp.run_id, respawns: cp.respawns, max });
+        return Err(RunError::TooManyRespawns {
+            run_id: cp.run_id,
+            respawns: cp.respawns,
+            max,
+        });
     }
     cp.respawns += 1;
     // Agents the killed run left without a terminal event get one now, so every
     // agent.started keeps exactly one terminal event.
     let _ = crate::agents::close_dangling(&project, &cp.run_id);
     let runner = runner_for(&cp.settings)?;
-    let env = Arc::new(env_for(&project, &cp.run_id, &graph.ir, &cp.settings, runner));
-    let first = if machine.state.seq == 0 { machine.on_input(Input::Start) } else { machine.resume() };
-    events::append(&paths, &events::Event::new(checkpoint::kinds::RUN_RESUMED).with("run_id", cp.run_id.as_str()).with("respawns", cp.respawns))?;
+    let env = Arc::new(env_for(
+        &project,
+        &cp.run_id,
+        &graph.ir,
+        &cp.settings,
+        runner,
+    ));
+    let first = if machine.state.seq == 0 {
+        machine.on_input(Input::Start)
+    } else {
+        machine.resume()
+    };
+    events::append(
+        &paths,
+        &events::Event::new(checkpoint::kinds::RUN_RESUMED)
+            .with("run_id", cp.run_id.as_str())
+            .with("respawns", cp.respawns),
+    )?;
     cp.state = machine.state.clone();
-    cp.save(&paths).map_err(|source| RunError::Io { path: Checkpoint::path(&paths), source })?;
+    cp.save(&paths).map_err(|source| RunError::Io {
+        path: Checkpoint::path(&paths),
+        source,
+    })?;
     let end = driver::drive(graph.clone(), cp, env, view, first).await?;
     view.clear();
     Ok(end)
 }
 
 fn absolute(p: &Path) -> PathBuf {
-    std::fs::canonicalize(p).or_else(|_| std::path::absolute(p)).unwrap_or_else(|_| p.to_path_buf())
+    std::fs::canonicalize(p)
+        .or_else(|_| std::path::absolute(p))
+        .unwrap_or_else(|_| p.to_path_buf())
 }

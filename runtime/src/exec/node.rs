@@ -49,18 +49,30 @@ pub struct NodeReport {
 
 impl NodeReport {
     pub fn done() -> Self {
-        Self { result: NodeResult::Done, vars: BTreeMap::new(), spawn_failure: false, agent: None }
+        Self {
+            result: NodeResult::Done,
+            vars: BTreeMap::new(),
+            spawn_failure: false,
+            agent: None,
+        }
     }
     pub fn failed(reason: impl Into<String>) -> Self {
         Self {
-            result: NodeResult::Failed { reason: reason.into() },
+            result: NodeResult::Failed {
+                reason: reason.into(),
+            },
             vars: BTreeMap::new(),
             spawn_failure: false,
             agent: None,
         }
     }
     fn verdict(label: Label) -> Self {
-        Self { result: NodeResult::Verdict { verdict: label }, vars: BTreeMap::new(), spawn_failure: false, agent: None }
+        Self {
+            result: NodeResult::Verdict { verdict: label },
+            vars: BTreeMap::new(),
+            spawn_failure: false,
+            agent: None,
+        }
     }
 }
 
@@ -75,9 +87,21 @@ pub struct NodeCx<'a> {
 }
 
 impl<'a> NodeCx<'a> {
-    pub fn new(env: &'a NodeEnv, node: &'a Node, visit: u32, vars: &'a BTreeMap<String, String>, last_verdict: Option<Label>) -> Self {
-        let worktree = vars.get("worktree").map(PathBuf::from).filter(|p| p.is_dir());
-        let roots = Roots { project: env.project.clone(), worktree };
+    pub fn new(
+        env: &'a NodeEnv,
+        node: &'a Node,
+        visit: u32,
+        vars: &'a BTreeMap<String, String>,
+        last_verdict: Option<Label>,
+    ) -> Self {
+        let worktree = vars
+            .get("worktree")
+            .map(PathBuf::from)
+            .filter(|p| p.is_dir());
+        let roots = Roots {
+            project: env.project.clone(),
+            worktree,
+        };
         let mut t = TemplateContext::default();
         t.set("project_path", env.project.display().to_string());
         t.set("run_id", env.run_id.as_str());
@@ -85,14 +109,24 @@ impl<'a> NodeCx<'a> {
         t.set("iteration", visit);
         t.set("node", node.id.as_str());
         t.set("knobs", env.knobs.clone());
-        t.set("hypothesis", hypothesis(&env.project).unwrap_or_else(|| env.goal.clone()));
+        t.set(
+            "hypothesis",
+            hypothesis(&env.project).unwrap_or_else(|| env.goal.clone()),
+        );
         if let Some(v) = last_verdict {
             t.set("verdict", v.as_str());
         }
         for (k, v) in vars {
             t.set(k, v.as_str());
         }
-        Self { env, node, visit, vars, roots, templates: t }
+        Self {
+            env,
+            node,
+            visit,
+            vars,
+            roots,
+            templates: t,
+        }
     }
 
     /// The environment every command and agent of this node gets.
@@ -101,9 +135,16 @@ impl<'a> NodeCx<'a> {
             ("FACTORY_RUN_ID".to_string(), self.env.run_id.clone()),
             ("FACTORY_NODE".to_string(), self.node.id.clone()),
             ("FACTORY_VISIT".to_string(), self.visit.to_string()),
-            ("FACTORY_PROJECT".to_string(), self.env.project.display().to_string()),
+            (
+                "FACTORY_PROJECT".to_string(),
+                self.env.project.display().to_string(),
+            ),
         ];
-        for (key, var) in [("FACTORY_EXP_ID", "exp_id"), ("FACTORY_WORKTREE", "worktree"), ("FACTORY_BRANCH", "branch")] {
+        for (key, var) in [
+            ("FACTORY_EXP_ID", "exp_id"),
+            ("FACTORY_WORKTREE", "worktree"),
+            ("FACTORY_BRANCH", "branch"),
+        ] {
             if let Some(v) = self.vars.get(var) {
                 env.push((key.to_string(), v.clone()));
             }
@@ -116,7 +157,11 @@ impl<'a> NodeCx<'a> {
     }
 
     pub fn timeout(&self) -> Duration {
-        self.node.attrs.timeout.map(Duration::from_secs).unwrap_or(DEFAULT_NODE_TIMEOUT)
+        self.node
+            .attrs
+            .timeout
+            .map(Duration::from_secs)
+            .unwrap_or(DEFAULT_NODE_TIMEOUT)
     }
 
     pub fn log_path(&self) -> PathBuf {
@@ -139,11 +184,18 @@ impl<'a> NodeCx<'a> {
 
     fn explain(&self, field: &str, text: &str, e: template::TemplateError) -> String {
         let missing = template::missing_vars(text, &self.templates);
-        if missing.iter().any(|m| m == "exp_id" || m == "worktree" || m == "branch") {
+        if missing
+            .iter()
+            .any(|m| m == "exp_id" || m == "worktree" || m == "branch")
+        {
             return format!(
                 "`{field}` of `{}` uses {} before any experiment was begun in this run (a `factory begin` node must run first)",
                 self.node.id,
-                missing.iter().map(|m| format!("`{{{{{m}}}}}`")).collect::<Vec<_>>().join(", ")
+                missing
+                    .iter()
+                    .map(|m| format!("`{{{{{m}}}}}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
         }
         format!("`{field}` of `{}`: {e}", self.node.id)
@@ -164,7 +216,9 @@ impl<'a> NodeCx<'a> {
 /// The first paragraph of the plan's `## Hypothesis` section, on one line.
 fn hypothesis(project: &Path) -> Option<String> {
     let text = std::fs::read_to_string(project.join(".factory/strategy/current.md")).ok()?;
-    let mut lines = text.lines().skip_while(|l| !l.trim().eq_ignore_ascii_case("## Hypothesis"));
+    let mut lines = text
+        .lines()
+        .skip_while(|l| !l.trim().eq_ignore_ascii_case("## Hypothesis"));
     lines.next()?;
     let para: Vec<&str> = lines
         .map(str::trim)
@@ -175,7 +229,14 @@ fn hypothesis(project: &Path) -> Option<String> {
 }
 
 /// Runs node `i` of `graph` (its `visit`-th time).
-pub async fn run(graph: &Graph, i: usize, visit: u32, env: &NodeEnv, vars: &BTreeMap<String, String>, last_verdict: Option<Label>) -> NodeReport {
+pub async fn run(
+    graph: &Graph,
+    i: usize,
+    visit: u32,
+    env: &NodeEnv,
+    vars: &BTreeMap<String, String>,
+    last_verdict: Option<Label>,
+) -> NodeReport {
     let node = graph.node(i);
     let cx = NodeCx::new(env, node, visit, vars, last_verdict);
     let mut report = match node.kind {
@@ -202,7 +263,10 @@ pub async fn run(graph: &Graph, i: usize, visit: u32, env: &NodeEnv, vars: &BTre
     if !matches!(report.result, NodeResult::Failed { .. }) {
         // Gates check their verdict file in `run_gate`; fn gates declare no writes.
         if let Err(e) = cx.check_writes() {
-            report = NodeReport { result: NodeResult::Failed { reason: e }, ..report };
+            report = NodeReport {
+                result: NodeResult::Failed { reason: e },
+                ..report
+            };
         }
     }
     if matches!(node.kind, NodeKind::Fn | NodeKind::Study) {
@@ -222,7 +286,14 @@ fn published_vars(cx: &NodeCx<'_>) -> BTreeMap<String, String> {
         return BTreeMap::new();
     };
     map.into_iter()
-        .map(|(k, v)| (k, v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())))
+        .map(|(k, v)| {
+            (
+                k,
+                v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string()),
+            )
+        })
         .collect()
 }
 
@@ -231,7 +302,8 @@ async fn run_command(cx: &NodeCx<'_>) -> Result<shell::ShellOutput, String> {
     let Some(run) = &cx.node.attrs.run else {
         return Err(format!("`{}` has no command to run", cx.node.id));
     };
-    let command = template::render_command(run, &cx.templates).map_err(|e| cx.explain("run", run, e))?;
+    let command =
+        template::render_command(run, &cx.templates).map_err(|e| cx.explain("run", run, e))?;
     let mut env = cx.base_env();
     env.extend(command.env);
     let vars_file = cx.vars_path();
@@ -239,7 +311,10 @@ async fn run_command(cx: &NodeCx<'_>) -> Result<shell::ShellOutput, String> {
         let _ = std::fs::create_dir_all(dir);
     }
     let _ = std::fs::remove_file(&vars_file);
-    env.push(("FACTORY_VARS_FILE".to_string(), vars_file.display().to_string()));
+    env.push((
+        "FACTORY_VARS_FILE".to_string(),
+        vars_file.display().to_string(),
+    ));
     let out = shell::run(ShellSpec {
         script: &command.script,
         dir: &cx.env.project,
@@ -250,7 +325,11 @@ async fn run_command(cx: &NodeCx<'_>) -> Result<shell::ShellOutput, String> {
     .await
     .map_err(|e| format!("cannot start `sh` for `{}`: {e}", cx.node.id))?;
     if out.timed_out {
-        return Err(format!("`{}` timed out after {}s (its process group was killed)", cx.node.id, cx.timeout().as_secs()));
+        return Err(format!(
+            "`{}` timed out after {}s (its process group was killed)",
+            cx.node.id,
+            cx.timeout().as_secs()
+        ));
     }
     let is_fn_gate = cx.node.kind == NodeKind::Gate;
     if !out.success() && !is_fn_gate {
@@ -281,7 +360,11 @@ fn user_gate(cx: &NodeCx<'_>) -> Result<NodeReport, String> {
     eprintln!("\n{question}\n  [p]roceed, [r]eloop or [h]alt?");
     loop {
         let mut line = String::new();
-        if std::io::stdin().read_line(&mut line).map_err(|e| e.to_string())? == 0 {
+        if std::io::stdin()
+            .read_line(&mut line)
+            .map_err(|e| e.to_string())?
+            == 0
+        {
             return Err("the terminal closed before an answer".into());
         }
         match line.trim().to_ascii_lowercase().as_str() {

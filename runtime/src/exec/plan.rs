@@ -13,7 +13,12 @@ use super::template::{self, TemplateContext};
 use crate::runners::{AgentRequest, Runner};
 
 /// The plan as text.
-pub fn render(ir: &Ir, project: &Path, runner: Option<&dyn Runner>, knobs: serde_json::Value) -> String {
+pub fn render(
+    ir: &Ir,
+    project: &Path,
+    runner: Option<&dyn Runner>,
+    knobs: serde_json::Value,
+) -> String {
     let mut cx = TemplateContext::default();
     cx.set("project_path", project.display().to_string());
     cx.set("knobs", knobs);
@@ -24,8 +29,20 @@ pub fn render(ir: &Ir, project: &Path, runner: Option<&dyn Runner>, knobs: serde
     }
     let next_exp = next_experiment_id(project);
     let mut out = String::new();
-    let _ = writeln!(out, "plan of `{}` on {} (dry run: nothing is changed)", ir.workflow.name, project.display());
-    let _ = writeln!(out, "runner: {}", runner.map_or("none (agent nodes would fail: pass --runner)".to_string(), |r| r.meta().name.to_string()));
+    let _ = writeln!(
+        out,
+        "plan of `{}` on {} (dry run: nothing is changed)",
+        ir.workflow.name,
+        project.display()
+    );
+    let _ = writeln!(
+        out,
+        "runner: {}",
+        runner.map_or(
+            "none (agent nodes would fail: pass --runner)".to_string(),
+            |r| r.meta().name.to_string()
+        )
+    );
     let mut seen = BTreeSet::new();
     let mut queue = VecDeque::from([ir.start.clone()]);
     let mut step = 0;
@@ -42,7 +59,11 @@ pub fn render(ir: &Ir, project: &Path, runner: Option<&dyn Runner>, knobs: serde
         }
         step += 1;
         let asynchronous = if node.attrs.is_async { " async" } else { "" };
-        let _ = writeln!(out, "\n{step:>3}. {} ({}{asynchronous})", node.id, node.kind);
+        let _ = writeln!(
+            out,
+            "\n{step:>3}. {} ({}{asynchronous})",
+            node.id, node.kind
+        );
         let a = &node.attrs;
         if let Some(run) = &a.run {
             match template::render_command(run, &cx) {
@@ -66,7 +87,9 @@ pub fn render(ir: &Ir, project: &Path, runner: Option<&dyn Runner>, knobs: serde
         }
         let role = match (node.kind, a.evaluator) {
             (NodeKind::Agent, _) => a.role.clone(),
-            (NodeKind::Gate, Some(Evaluator::Agent) | None) => Some(conventions::gate_role(node).to_string()),
+            (NodeKind::Gate, Some(Evaluator::Agent) | None) => {
+                Some(conventions::gate_role(node).to_string())
+            }
             _ => None,
         };
         if let Some(role) = role {
@@ -98,22 +121,36 @@ pub fn render(ir: &Ir, project: &Path, runner: Option<&dyn Runner>, knobs: serde
             let _ = writeln!(out, "     verdict: {v}");
         }
         if node.kind == NodeKind::Gate && a.evaluator == Some(Evaluator::User) {
-            let _ = writeln!(out, "     asks a person: {}", a.question.as_deref().unwrap_or("proceed?"));
+            let _ = writeln!(
+                out,
+                "     asks a person: {}",
+                a.question.as_deref().unwrap_or("proceed?")
+            );
         }
         if node.kind == NodeKind::Parallel {
             let n = a.count.unwrap_or(1);
             let _ = writeln!(out, "     {n} branches, each in its own worktree:");
             for b in 0..n {
                 let id = next_exp + b;
-                let _ = writeln!(out, "       git worktree add -b factory/exp-{id:03} .factory/worktrees/exp-{id:03} <target tip>");
+                let _ = writeln!(
+                    out,
+                    "       git worktree add -b factory/exp-{id:03} .factory/worktrees/exp-{id:03} <target tip>"
+                );
             }
         }
         for w in &a.writes {
             let _ = writeln!(out, "     writes {}", w.path);
         }
-        for e in ir.edges.iter().filter(|e| e.from == id && e.label.is_some()) {
+        for e in ir
+            .edges
+            .iter()
+            .filter(|e| e.from == id && e.label.is_some())
+        {
             let label = e.label.map(|l| l.as_str()).unwrap_or("");
-            let bound = e.max.map(|m| format!(" (at most {m} times)")).unwrap_or_default();
+            let bound = e
+                .max
+                .map(|m| format!(" (at most {m} times)"))
+                .unwrap_or_default();
             let _ = writeln!(out, "     on {label} → {}{bound}", e.to);
         }
     }

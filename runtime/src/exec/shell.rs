@@ -24,7 +24,11 @@ impl ShellOutput {
 
     /// The last `n` lines of stderr (else stdout), for error messages.
     pub fn tail(&self, n: usize) -> String {
-        let text = if self.stderr.trim().is_empty() { &self.stdout } else { &self.stderr };
+        let text = if self.stderr.trim().is_empty() {
+            &self.stdout
+        } else {
+            &self.stderr
+        };
         let lines: Vec<&str> = text.trim_end().lines().collect();
         lines[lines.len().saturating_sub(n)..].join("\n")
     }
@@ -105,7 +109,10 @@ pub async fn run(spec: ShellSpec<'_>) -> std::io::Result<ShellOutput> {
             ShellOutput {
                 code: None,
                 stdout: String::new(),
-                stderr: format!("timed out after {}s; the process group was killed", spec.timeout.as_secs()),
+                stderr: format!(
+                    "timed out after {}s; the process group was killed",
+                    spec.timeout.as_secs()
+                ),
                 timed_out: true,
             }
         }

@@ -63,7 +63,9 @@ pub fn render_command(template: &str, cx: &TemplateContext) -> Result<ShellComma
         script.push_str(literal);
         let after = &rest[open + 2..];
         let Some(close) = after.find("}}") else {
-            return Err(TemplateError(format!("`{template}`: a `{{{{` is never closed")));
+            return Err(TemplateError(format!(
+                "`{template}`: a `{{{{` is never closed"
+            )));
         };
         let expr = after[..close].trim();
         let value = render_text(&format!("{{{{ {expr} }}}}"), cx)?;
@@ -144,7 +146,10 @@ mod tests {
     fn cx() -> TemplateContext {
         let mut cx = TemplateContext::default();
         cx.set("project_path", "/tmp/my project");
-        cx.set("hypothesis", "\"; touch /tmp/pwned; \" $(touch /tmp/pwned) `id` 'q'");
+        cx.set(
+            "hypothesis",
+            "\"; touch /tmp/pwned; \" $(touch /tmp/pwned) `id` 'q'",
+        );
         cx.set("knobs", serde_json::json!({"qa_loops": 3}));
         cx
     }

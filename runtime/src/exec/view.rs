@@ -27,7 +27,12 @@ pub struct View {
 impl View {
     pub fn new(mode: ViewMode) -> Self {
         let multi = (mode == ViewMode::Live).then(MultiProgress::new);
-        Self { mode, started: Instant::now(), bars: BTreeMap::new(), multi }
+        Self {
+            mode,
+            started: Instant::now(),
+            bars: BTreeMap::new(),
+            multi,
+        }
     }
 
     pub fn event(&mut self, ev: &Event) {
@@ -46,8 +51,20 @@ impl View {
     /// One line for an event: elapsed time, type, node and what matters about it.
     fn line(&self, ev: &Event) -> String {
         let s = self.started.elapsed().as_secs();
-        let get = |k: &str| ev.get(k).map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
-        let mut line = format!("[{:02}:{:02}:{:02}] {:<15}", s / 3600, s / 60 % 60, s % 60, ev.kind);
+        let get = |k: &str| {
+            ev.get(k).map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string())
+            })
+        };
+        let mut line = format!(
+            "[{:02}:{:02}:{:02}] {:<15}",
+            s / 3600,
+            s / 60 % 60,
+            s % 60,
+            ev.kind
+        );
         if let Some(node) = get("node") {
             line.push(' ');
             line.push_str(&node);
@@ -68,15 +85,25 @@ impl View {
         if let Some(ms) = ev.get("duration_ms").and_then(|v| v.as_u64()) {
             line.push_str(&format!(" ({:.1}s)", ms as f64 / 1000.0));
         }
-        if let Some(o) = ev.get("outcome").and_then(|o| o.get("outcome")).and_then(|o| o.as_str()) {
+        if let Some(o) = ev
+            .get("outcome")
+            .and_then(|o| o.get("outcome"))
+            .and_then(|o| o.as_str())
+        {
             line.push_str(&format!(" {o}"));
         }
         line
     }
 
     fn live(&mut self, ev: &Event) {
-        let Some(multi) = self.multi.clone() else { return };
-        let node = ev.get("node").and_then(|v| v.as_str()).unwrap_or("").to_string();
+        let Some(multi) = self.multi.clone() else {
+            return;
+        };
+        let node = ev
+            .get("node")
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .to_string();
         match ev.kind.as_str() {
             "node.started" => {
                 let bar = multi.add(ProgressBar::new_spinner());
@@ -84,7 +111,11 @@ impl View {
                     .unwrap_or_else(|_| ProgressStyle::default_spinner());
                 bar.set_style(style);
                 let visit = ev.get("visit").and_then(|v| v.as_u64()).unwrap_or(1);
-                bar.set_message(if visit > 1 { format!("{node} (visit {visit})") } else { node.clone() });
+                bar.set_message(if visit > 1 {
+                    format!("{node} (visit {visit})")
+                } else {
+                    node.clone()
+                });
                 bar.enable_steady_tick(Duration::from_millis(120));
                 self.bars.insert(node, bar);
             }

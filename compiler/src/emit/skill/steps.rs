@@ -160,7 +160,6 @@ fn gate_outcomes(node: &Node) -> Vec<Label> {
     }
 }
 
-
 pub(super) fn build(cx: &Context<'_>, node: &Node) -> StepView {
     let a = &node.attrs;
     let number = cx.numbers.get(node.id.as_str()).copied().unwrap_or(0);

@@ -39,7 +39,6 @@ pub(super) fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-
 /// What a template variable stands for, for the legend at the end of the skill.
 pub(super) fn meaning(ir: &Ir, var: &str) -> String {
     if let Some(name) = var.strip_prefix("knobs.") {

@@ -1,0 +1,145 @@
+//! `factory run MODE|FILE`: execute a mode's IR on a project, to a verdict.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use factory_compiler::driver::{self, CompileError};
+use factory_runtime::exec::{
+    self, RunRequest,
+    checkpoint::RunSettings,
+    view::{View, ViewMode},
+};
+
+use super::{FAILED, OK, USAGE, report};
+
+#[derive(clap::Args)]
+#[command(after_help = "\
+The workflow is a built-in mode (improve, build, ...), the project's .factory/workflows/<mode>.fwf,
+a .fwf file or an IR text file (.fwir). A workflow with errors is refused with its diagnostics.
+
+Experiments run on their own branch factory/exp-NNN in .factory/worktrees/exp-NNN; your
+checkout, branch and uncommitted files are never touched. A keep leaves the branch for you
+to merge. After every node the run is checkpointed: `factory resume` continues a run that was
+stopped (Ctrl-C) or killed.
+
+Runners (--runner, else $FACTORY_RUNNER): exec (--agent-cmd CMD) and replay (--script FILE);
+see docs/runners.md.
+
+Exit status: 0 the run completed, 1 it halted or failed, 2 bad usage or setup, 130 interrupted.
+
+Examples:
+  factory run improve --runner exec --agent-cmd \"my-agent --prompt-file {prompt_file}\"
+  factory run workflows/improve.fwf --project ../app --runner replay --script replay.yaml
+  factory run parallel-improve --dry-run")]
+pub struct Args {
+    /// The mode name or workflow file.
+    workflow: String,
+    /// The project to run on.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    project: PathBuf,
+    /// The workflow to run when the file declares several.
+    #[arg(long, value_name = "NAME")]
+    workflow_name: Option<String>,
+    /// The agent runner: exec or replay.
+    #[arg(long, value_name = "NAME")]
+    runner: Option<String>,
+    /// exec: the agent command (placeholders {prompt_file} {output} {role} {cwd} {model}).
+    #[arg(long, value_name = "CMD")]
+    agent_cmd: Option<String>,
+    /// replay: the YAML script.
+    #[arg(long, value_name = "FILE")]
+    script: Option<PathBuf>,
+    /// The goal of this run (default: factory.md's goal).
+    #[arg(long, value_name = "TEXT")]
+    goal: Option<String>,
+    /// Answer every `user` gate with proceed (needed to run such a mode headless).
+    #[arg(long)]
+    auto_approve: bool,
+    /// Print the plan (nodes, commands, worktrees) and change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Stream the events as JSON lines on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    let project = std::path::absolute(&args.project).unwrap_or(args.project.clone());
+    let compiled = match driver::compile(&args.workflow, &project, args.workflow_name.as_deref()) {
+        Ok(c) => c,
+        Err(CompileError::Invalid(diags)) => {
+            for l in &diags {
+                eprintln!("{:?}", l.diagnostic.to_report(l.source.clone()));
+            }
+            eprintln!("{} has errors; nothing was run", args.workflow);
+            return ExitCode::from(FAILED);
+        }
+        Err(CompileError::Io(e)) => {
+            return report(
+                miette::miette!(
+                    help =
+                        "name a mode (`factory modes` lists them) or an existing .fwf/.fwir file",
+                    "{e}"
+                ),
+                USAGE,
+            );
+        }
+        Err(CompileError::NoWorkflow(msg)) => {
+            return report(
+                miette::miette!(help = "pass --workflow-name NAME", "{msg}"),
+                USAGE,
+            );
+        }
+    };
+    let settings = RunSettings {
+        runner: args.runner,
+        agent_cmd: args.agent_cmd,
+        script: args.script.map(|s| std::path::absolute(&s).unwrap_or(s)),
+        auto_approve: args.auto_approve,
+        goal: args.goal,
+    };
+    if args.dry_run {
+        let runner = match exec::runner_for(&settings) {
+            Ok(r) => r,
+            Err(e) => return report(e, USAGE),
+        };
+        print!(
+            "{}",
+            exec::plan::render(
+                &compiled.ir,
+                &project,
+                runner.as_deref(),
+                exec::knob_values(&compiled.ir)
+            )
+        );
+        return ExitCode::from(OK);
+    }
+    let mut view = View::new(view_mode(args.json));
+    let req = RunRequest {
+        project: project.clone(),
+        settings,
+    };
+    let ended = tokio_runtime().and_then(|rt| {
+        rt.block_on(exec::start(compiled.ir, req, &mut view))
+            .map_err(Into::into)
+    });
+    super::run_end::finish(&project, ended, args.json)
+}
+
+pub fn view_mode(json: bool) -> ViewMode {
+    if json {
+        ViewMode::Json
+    } else if std::io::stderr().is_terminal() {
+        ViewMode::Live
+    } else {
+        ViewMode::Plain
+    }
+}
+
+pub fn tokio_runtime() -> Result<tokio::runtime::Runtime, miette::Report> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| miette::miette!("cannot start the async runtime: {e}"))
+}
