@@ -5,7 +5,7 @@
 //! - [`driver`]: the tokio driver that performs the machine's commands.
 //! - [`node`], [`agents`]: what running one node means, per kind.
 //! - [`checkpoint`]: `state/run.json`, the journal in `events.jsonl`, run summaries.
-//! - [`template`], [`artifacts`], [`shell`], [`view`], [`plan`].
+//! - [`template`], [`artifacts`], [`view`], [`plan`].
 
 pub mod agents;
 pub mod artifacts;
@@ -15,7 +15,6 @@ pub mod graph;
 pub mod machine;
 pub mod node;
 pub mod plan;
-pub mod shell;
 pub mod template;
 pub mod view;
 

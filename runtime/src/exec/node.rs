@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::artifacts::{self, Roots};
 use super::graph::Graph;
 use super::machine::NodeResult;
-use super::shell::{self, ShellSpec};
+use crate::sys::async_process::{self, AsyncOutput, ProcessSpec};
 use super::template::{self, TemplateContext};
 use crate::project::layout::FactoryPaths;
 
@@ -298,7 +298,7 @@ fn published_vars(cx: &NodeCx<'_>) -> BTreeMap<String, String> {
 }
 
 /// Runs a `fn` node's or gate's command in the project directory.
-async fn run_command(cx: &NodeCx<'_>) -> Result<shell::ShellOutput, String> {
+async fn run_command(cx: &NodeCx<'_>) -> Result<AsyncOutput, String> {
     let Some(run) = &cx.node.attrs.run else {
         return Err(format!("`{}` has no command to run", cx.node.id));
     };
@@ -315,15 +315,15 @@ async fn run_command(cx: &NodeCx<'_>) -> Result<shell::ShellOutput, String> {
         "FACTORY_VARS_FILE".to_string(),
         vars_file.display().to_string(),
     ));
-    let out = shell::run(ShellSpec {
-        script: &command.script,
-        dir: &cx.env.project,
-        env: &env,
-        timeout: cx.timeout(),
-        log: Some(cx.log_path()),
-    })
-    .await
-    .map_err(|e| format!("cannot start `sh` for `{}`: {e}", cx.node.id))?;
+    let spec = ProcessSpec {
+        env,
+        timeout: Some(cx.timeout()),
+        ..ProcessSpec::shell(&command.script, &cx.env.project)
+    };
+    let out = async_process::run(&spec, &|_| {})
+        .await
+        .map_err(|e| format!("cannot run the command of `{}`: {e}", cx.node.id))?;
+    write_log(&cx.log_path(), &command.script, &out);
     if out.timed_out {
         return Err(format!(
             "`{}` timed out after {}s (its process group was killed)",
@@ -337,7 +337,7 @@ async fn run_command(cx: &NodeCx<'_>) -> Result<shell::ShellOutput, String> {
             "`{}` exited with {}: {}\n(full output: {})",
             cx.node.id,
             out.code.map_or("a signal".to_string(), |c| c.to_string()),
-            out.tail(8),
+            tail(&out, 8),
             cx.log_path().display()
         ));
     }
@@ -374,4 +374,19 @@ fn user_gate(cx: &NodeCx<'_>) -> Result<NodeReport, String> {
             _ => eprintln!("  answer p, r or h"),
         }
     }
+}
+
+/// The last `n` lines of stderr (else stdout), for error messages.
+fn tail(out: &AsyncOutput, n: usize) -> String {
+    let text = if out.stderr.trim().is_empty() { &out.stdout } else { &out.stderr };
+    let lines: Vec<&str> = text.trim_end().lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// Keeps a node's output under the run's logs, for post-mortems.
+fn write_log(path: &Path, script: &str, out: &AsyncOutput) {
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let _ = std::fs::write(path, format!("$ {script}\n{}{}", out.stdout, out.stderr));
 }
