@@ -4,7 +4,8 @@ use std::path::Path;
 
 use super::ExperimentError;
 use crate::project::config::{self, ConfigError, default_target_branch};
-use crate::store::{ExperimentInfo, ExperimentStore, Workspace};
+use crate::project::layout::LayoutError;
+use crate::store::{ExperimentInfo, ExperimentStore, StoreError, Workspace};
 use crate::worktrees;
 
 /// What [`begin`] produced.
@@ -40,6 +41,9 @@ pub fn begin(
     hypothesis: &str,
     run_key: Option<&str>,
 ) -> Result<Started, ExperimentError> {
+    if !project.is_dir() {
+        return Err(StoreError::from(LayoutError::NoProject(project.to_path_buf())).into());
+    }
     let target = match config::load(project) {
         Ok(c) => c.target_branch,
         // begin works before factory.md exists; experiments then start from `main`

@@ -92,6 +92,9 @@ pub fn finalize(root: &Path, id: u32, mut outcome: Outcome) -> Result<Finalized,
             cleanup,
         });
     }
+    if !store.is_known(id)? {
+        return Err(StoreError::UnknownExperiment { id }.into());
+    }
     if keep {
         let passed = check_keep(root, id)?;
         outcome.score_before = passed.score_before;

@@ -254,6 +254,11 @@ impl ExperimentStore {
         Ok(info)
     }
 
+    /// Whether experiment `id` was ever begun here.
+    pub fn is_known(&self, id: u32) -> Result<bool, StoreError> {
+        Ok(self.scan()?.known.contains(&id))
+    }
+
     /// The finalized record of experiment `id`, if it has one.
     pub fn record(&self, id: u32) -> Result<Option<ExperimentRecord>, StoreError> {
         Ok(self.history()?.records.into_iter().find(|r| r.id == id))
