@@ -48,6 +48,20 @@ fn repo() -> tempfile::TempDir {
     dir
 }
 
+/// A git repository with one commit: what `begin` needs to branch an experiment from.
+fn committed_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = git2::Repository::init(dir.path()).unwrap();
+    fs::write(dir.path().join(".gitignore"), ".factory/\n").unwrap();
+    let mut index = repo.index().unwrap();
+    index.add_path(Path::new(".gitignore")).unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let sig = git2::Signature::now("t", "t@example.com").unwrap();
+    repo.commit(Some("HEAD"), &sig, &sig, "init", &tree, &[])
+        .unwrap();
+    dir
+}
+
 fn detect_with_path(project: &Path, path_env: &str, extra: &[&str]) -> Output {
     let mut args = vec!["detect", project.to_str().unwrap()];
     args.extend_from_slice(extra);
@@ -194,7 +208,7 @@ fn init_writes_config_and_names_the_fix_when_factory_md_is_broken() {
 #[test]
 fn begin_finalize_history_round_trip() {
     let home = tempfile::tempdir().unwrap();
-    let proj = tempfile::tempdir().unwrap();
+    let proj = committed_repo();
     let p = proj.path().to_str().unwrap();
     let mut ids = Vec::new();
     for i in 0..12 {
@@ -204,7 +218,9 @@ fn begin_finalize_history_round_trip() {
         );
         assert!(o.status.success(), "{}", stderr(&o));
         let id = stdout(&o).trim().to_owned();
-        let verdict = if i % 2 == 0 { "keep" } else { "revert" };
+        // A keep needs a precheck (tests/experiment_isolation.rs); scores given as
+        // arguments are recorded for the other verdicts.
+        let verdict = if i % 2 == 0 { "error" } else { "revert" };
         let o = factory(
             home.path(),
             &[
@@ -237,7 +253,7 @@ fn begin_finalize_history_round_trip() {
         "{text}"
     );
     assert!(
-        text.contains("2 experiments (#001-#002): 1 keep, 1 revert"),
+        text.contains("2 experiments (#001-#002): 0 keep, 1 revert, 1 error"),
         "{text}"
     );
 
@@ -281,7 +297,7 @@ fn begin_finalize_history_round_trip() {
 #[test]
 fn eight_processes_of_25_cycles_get_200_distinct_ids_and_intact_rows() {
     let home = tempfile::tempdir().unwrap();
-    let proj = tempfile::tempdir().unwrap();
+    let proj = committed_repo();
     let p = proj.path().to_str().unwrap().to_owned();
     // Each worker is one shell process looping over the real binary, so eight
     // independent processes contend for the store lock at all times.
@@ -289,7 +305,7 @@ fn eight_processes_of_25_cycles_get_200_distinct_ids_and_intact_rows() {
         w=$1; f=$2; p=$3
         for i in $(seq 1 25); do
             id=$("$f" begin "$p" --hypothesis "worker $w cycle $i	with a tab") || exit 1
-            "$f" finalize "$p" --id "$id" --verdict keep --score-before 0.$w --score-after 0.$i \
+            "$f" finalize "$p" --id "$id" --verdict revert --score-before 0.$w --score-after 0.$i \
                 --notes "w$w i$i" >/dev/null || exit 1
         done
     "#;
@@ -328,7 +344,7 @@ fn eight_processes_of_25_cycles_get_200_distinct_ids_and_intact_rows() {
 #[test]
 fn corrupt_files_and_a_broken_symlink_never_stop_the_store() {
     let home = tempfile::tempdir().unwrap();
-    let proj = tempfile::tempdir().unwrap();
+    let proj = committed_repo();
     let p = proj.path().to_str().unwrap();
     // A dangling .factory symlink is replaced, not followed.
     std::os::unix::fs::symlink(proj.path().join("elsewhere"), proj.path().join(".factory"))
@@ -363,7 +379,7 @@ fn corrupt_files_and_a_broken_symlink_never_stop_the_store() {
     assert_eq!(stdout(&o), "2\n", "{}", stderr(&o));
     let o = factory(
         home.path(),
-        &["finalize", p, "--id", "2", "--verdict", "keep"],
+        &["finalize", p, "--id", "2", "--verdict", "error"],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let o = factory(home.path(), &["history", p]);
@@ -374,7 +390,7 @@ fn corrupt_files_and_a_broken_symlink_never_stop_the_store() {
         stderr(&o)
     );
     assert!(
-        stdout(&o).contains("#002 keep") && stdout(&o).contains("#001 revert"),
+        stdout(&o).contains("#002 error") && stdout(&o).contains("#001 revert"),
         "{}",
         stdout(&o)
     );

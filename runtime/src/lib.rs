@@ -8,7 +8,8 @@
 //! - [`strategy`]: FEEC categorisation and anti-patterns (A.2), plateaus, the adversarial loop.
 //! - [`guards`]: git-derived safety checks (scope, fixed surfaces, eval/ immutability, tests kept).
 //! - [`precheck`]: the aggregate keep gate.
-//! - [`experiment`]: finalize, and move the growth baseline on a keep.
+//! - [`worktrees`]: each experiment's branch `factory/exp-NNN` and its git worktree.
+//! - [`experiment`]: begin (store + worktree), precheck records, the enforced keep.
 
 pub mod agents;
 pub mod eval;
@@ -22,3 +23,4 @@ pub mod runners;
 pub mod store;
 pub mod strategy;
 pub mod sys;
+pub mod worktrees;

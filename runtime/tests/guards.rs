@@ -27,6 +27,7 @@ fn inputs() -> GuardInputs {
         scope: vec!["src/**".into(), "tests/**".into()],
         fixed_surfaces: vec!["eval/**".into(), "src/frozen.rs".into()],
         require_clean: true,
+        base_commit: None,
     }
 }
 

@@ -1,21 +1,30 @@
-//! `factory begin [PATH] --hypothesis TEXT`: start an experiment, print its id.
+//! `factory begin [PATH] --hypothesis TEXT`: start an experiment on its own branch and
+//! worktree, print its id.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use factory_runtime::store::ExperimentStore;
+use factory_runtime::experiment;
+use factory_runtime::store::run_key;
 
 use super::{OK, USAGE, report};
 
-/// Start an experiment: allocate an id, write .factory/experiments/NNN/hypothesis.md,
-/// log an experiment.begin event, and print the id.
+/// Start an experiment: allocate an id, write .factory/experiments/NNN/, create the
+/// branch factory/exp-NNN from the target branch's tip with a git worktree at
+/// .factory/worktrees/exp-NNN, log an experiment.begin event, and print the id.
 #[derive(clap::Args)]
 #[command(after_help = "\
-Re-running begin with the same hypothesis while that experiment has no verdict yet
-(an interrupted run) prints the same id instead of allocating a new one.
+The project must be a git repository with at least one commit. The branch starts at
+the tip of factory.md's target_branch (default main), or at the current branch when
+that does not exist. Your checkout, index and uncommitted files are never touched.
+
+Re-running begin with the same --run-key (or, in a run, the same FACTORY_RUN_ID,
+FACTORY_NODE and FACTORY_VISIT) prints the same id; so does re-running it with the
+same hypothesis while that experiment has no verdict yet.
 
 Example:
-  id=$(factory begin --hypothesis \"Cache parsed ASTs between runs\")")]
+  id=$(factory begin --hypothesis \"Cache parsed ASTs between runs\")
+  factory begin --hypothesis \"Cache parsed ASTs\" --run-key run-7/build/1 --json")]
 pub struct Args {
     /// Project root.
     #[arg(default_value = ".")]
@@ -23,21 +32,68 @@ pub struct Args {
     /// What the experiment will change and why.
     #[arg(long, value_name = "TEXT")]
     hypothesis: String,
+    /// Return the experiment begun with this key instead of a new one (default:
+    /// FACTORY_RUN_ID/FACTORY_NODE/FACTORY_VISIT when FACTORY_RUN_ID is set).
+    #[arg(long, value_name = "KEY")]
+    run_key: Option<String>,
+    /// Print id, branch, worktree and base commit as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The key from the executor's environment, when it runs this command.
+fn key_from_env() -> Option<String> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let run = var("FACTORY_RUN_ID")?;
+    Some(run_key(
+        &run,
+        &var("FACTORY_NODE").unwrap_or_else(|| "begin".into()),
+        var("FACTORY_VISIT").unwrap_or_else(|| "1".into()),
+    ))
 }
 
 pub fn run(args: Args) -> ExitCode {
-    match ExperimentStore::open(&args.path).begin(&args.hypothesis) {
-        Ok(begun) => {
-            if begun.resumed {
-                eprintln!(
-                    "note: experiment {} already has this hypothesis and no verdict; reusing it",
-                    begun.id
-                );
+    let key = args.run_key.clone().or_else(key_from_env);
+    let started = match experiment::begin(&args.path, &args.hypothesis, key.as_deref()) {
+        Ok(s) => s,
+        // An empty hypothesis, no git repository: the command could not run.
+        Err(err) => return report(err, USAGE),
+    };
+    let ws = started.workspace();
+    if started.resumed {
+        eprintln!(
+            "note: experiment {} was already begun ({}); reusing it",
+            started.id,
+            if key.is_some() {
+                "same run key"
+            } else {
+                "same hypothesis, no verdict yet"
             }
-            println!("{}", begun.id);
-            ExitCode::from(OK)
-        }
-        // An empty hypothesis is a usage error; the rest are I/O problems.
-        Err(err) => report(err, USAGE),
+        );
     }
+    if let Some(note) = ws.and_then(|w| w.note.as_deref()) {
+        eprintln!("note: {note}");
+    }
+    if args.json {
+        let value = serde_json::json!({
+            "id": started.id,
+            "resumed": started.resumed,
+            "run_key": started.info.run_key,
+            "branch": ws.map(|w| w.branch.clone()),
+            "worktree": ws.map(|w| w.worktree.clone()),
+            "base_commit": ws.map(|w| w.base_commit.clone()),
+            "target_branch": ws.map(|w| w.target_branch.clone()),
+            "verdict": started.info.verdict.map(|v| v.as_str()),
+        });
+        match serde_json::to_string_pretty(&value) {
+            Ok(j) => println!("{j}"),
+            Err(e) => return report(miette::miette!("cannot encode the result: {e}"), USAGE),
+        }
+    } else {
+        if let Some(w) = ws {
+            eprintln!("branch {} in {}", w.branch, w.worktree.display());
+        }
+        println!("{}", started.id);
+    }
+    ExitCode::from(OK)
 }

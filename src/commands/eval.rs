@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use factory_runtime::eval::{self, EvalSettings};
+use factory_runtime::experiment;
 use factory_runtime::project::config::{self, ConfigError};
 use factory_runtime::project::layout::ensure_factory_dir;
 
@@ -22,8 +23,13 @@ scores 0 with the reason and the rest still run. The result is also written to
 .factory/last_eval.json when .factory/ exists. Exit 1 when the composite is below
 factory.md's eval_threshold.
 
+With --exp N the experiment's worktree (.factory/worktrees/exp-NNN) is measured
+instead of your checkout; the configuration, the baseline and last_eval.json are still
+the project's. An experiment's eval never becomes the first baseline.
+
 Examples:
   factory eval
+  factory eval . --exp 3
   factory eval ../my-project --json
   factory eval --record-baseline     # after a keep: growth is measured from here")]
 pub struct Args {
@@ -34,8 +40,11 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// Record this result as the baseline growth is measured against.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "exp")]
     record_baseline: bool,
+    /// Measure experiment N's worktree instead of the project's checkout.
+    #[arg(long, value_name = "N")]
+    exp: Option<u32>,
     /// Seconds each hygiene check may take (overrides factory.md's test_timeout).
     #[arg(long, value_name = "SECS")]
     timeout: Option<u64>,
@@ -53,11 +62,17 @@ pub fn run(args: Args) -> ExitCode {
     if let Some(secs) = args.timeout {
         settings.test_timeout = Duration::from_secs(secs.max(1));
     }
-    let mut result = match eval::run_eval(&args.path, &settings) {
+    let measured = match args.exp {
+        Some(id) => experiment::eval(&args.path, id, &settings).map_err(miette::Report::new),
+        None => eval::run_eval(&args.path, &settings).map_err(miette::Report::new),
+    };
+    let mut result = match measured {
         Ok(r) => r,
         Err(err) => return report(err, USAGE),
     };
-    let recorded = if args.record_baseline {
+    let recorded = if args.exp.is_some() {
+        Ok(None)
+    } else if args.record_baseline {
         if let Err(err) = ensure_factory_dir(&args.path) {
             return report(err, USAGE);
         }

@@ -3,21 +3,31 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use factory_runtime::experiment::{self, BaselineUpdate};
+use factory_runtime::experiment::{self, BaselineUpdate, Cleanup, ExperimentError};
 use factory_runtime::store::{Outcome, StoreError, Verdict};
 
 use super::{FAILED, OK, USAGE, report};
 
 /// Record an experiment's verdict: write experiments/NNN/verdict.json, append one row
-/// to .factory/results.tsv and update the user's project registry.
+/// to .factory/results.tsv, update the user's project registry, and remove the
+/// experiment's worktree.
 #[derive(clap::Args)]
 #[command(after_help = "\
-The delta is round(score-after - score-before, 6) unless --delta is given.
-`superseded` is only for an experiment whose hypothesis a later experiment took
-over; use `revert` for a change that did not work.
+keep is refused (exit 1) unless `factory precheck --exp N` recorded a passing result
+at the commit the branch factory/exp-NNN points at now, after the experiment's last QA
+completion. A keep's scores and delta come from that precheck; --score-before,
+--score-after and --delta are an error with keep. A keep removes the worktree and
+leaves the branch for you to merge (factory never merges). revert and error remove the
+worktree and delete the branch; superseded removes the worktree only. The record is
+always kept. Finalizing again with the same verdict prints the existing record;
+another verdict is an error.
+
+For other verdicts the delta is round(score-after - score-before, 6) unless --delta
+is given. `superseded` is only for an experiment whose hypothesis a later experiment
+took over; use `revert` for a change that did not work.
 
 Example:
-  factory finalize --id 3 --verdict keep --score-before 0.61 --score-after 0.64 \\
+  factory precheck --exp 3 && factory finalize --id 3 --verdict keep \\
       --notes \"p50 latency down 12%\"")]
 pub struct Args {
     /// Project root.
@@ -29,13 +39,13 @@ pub struct Args {
     /// keep, revert, error or superseded.
     #[arg(long, value_parser = parse_verdict)]
     verdict: Verdict,
-    /// Composite score before the change.
+    /// Composite score before the change (not with keep).
     #[arg(long, value_name = "X", allow_negative_numbers = true)]
     score_before: Option<f64>,
-    /// Composite score after the change.
+    /// Composite score after the change (not with keep).
     #[arg(long, value_name = "Y", allow_negative_numbers = true)]
     score_after: Option<f64>,
-    /// Record this delta instead of deriving it from the scores.
+    /// Record this delta instead of deriving it from the scores (not with keep).
     #[arg(long, allow_negative_numbers = true)]
     delta: Option<f64>,
     /// Free-form notes.
@@ -72,42 +82,66 @@ pub fn run(args: Args) -> ExitCode {
     outcome.pr_number = args.pr;
     outcome.issue_number = args.issue;
     outcome.cost_usd = args.cost_usd;
-    match experiment::finalize(&args.path, args.id, outcome) {
-        Ok((record, baseline)) => {
-            match baseline {
-                BaselineUpdate::Recorded(b) => eprintln!(
-                    "growth baseline moved to this keep ({} tests{})",
-                    b.test_count.map_or("?".to_string(), |n| n.to_string()),
-                    b.composite
-                        .map_or(String::new(), |c| format!(", composite {c:.3}"))
-                ),
-                BaselineUpdate::NoEval => eprintln!(
-                    "note: no .factory/last_eval.json, so the growth baseline did not move; run `factory eval --record-baseline`"
-                ),
-                BaselineUpdate::Failed(err) => eprintln!("{:?}", miette::Report::new(err)),
-                BaselineUpdate::Unchanged => {}
-            }
-            if args.json {
-                match serde_json::to_string_pretty(&record) {
-                    Ok(j) => println!("{j}"),
-                    Err(e) => {
-                        return report(miette::miette!("cannot encode the record: {e}"), USAGE);
-                    }
-                }
-            } else {
-                let delta = record
-                    .delta
-                    .map(|d| format!(" (delta {}{d})", if d > 0.0 { "+" } else { "" }))
-                    .unwrap_or_default();
-                println!("experiment {}: {}{delta}", record.id, record.verdict);
-            }
-            ExitCode::from(OK)
-        }
+    let done = match experiment::finalize(&args.path, args.id, outcome) {
+        Ok(done) => done,
         Err(
-            err @ (StoreError::UnknownExperiment { .. }
-            | StoreError::AlreadyFinalized { .. }
-            | StoreError::SupersededWithoutSuccessor { .. }),
-        ) => report(err, FAILED),
-        Err(err) => report(err, USAGE),
+            err @ (ExperimentError::KeepRefused { .. }
+            | ExperimentError::Store(
+                StoreError::UnknownExperiment { .. }
+                | StoreError::AlreadyFinalized { .. }
+                | StoreError::SupersededWithoutSuccessor { .. },
+            )),
+        ) => return report(err, FAILED),
+        Err(err) => return report(err, USAGE),
+    };
+    if done.repeated {
+        eprintln!(
+            "note: experiment {} was already finalized as {}; nothing new recorded",
+            done.record.id, done.record.verdict
+        );
     }
+    match done.baseline {
+        BaselineUpdate::Recorded(b) => eprintln!(
+            "growth baseline moved to this keep ({} tests{})",
+            b.test_count.map_or("?".to_string(), |n| n.to_string()),
+            b.composite
+                .map_or(String::new(), |c| format!(", composite {c:.3}"))
+        ),
+        BaselineUpdate::NoEval => eprintln!(
+            "note: no eval result to record, so the growth baseline did not move; run `factory eval --record-baseline`"
+        ),
+        BaselineUpdate::Failed(err) => eprintln!("{:?}", miette::Report::new(err)),
+        BaselineUpdate::Unchanged => {}
+    }
+    match done.cleanup {
+        Cleanup::Done {
+            branch_kept: Some(branch),
+            ..
+        } if done.record.verdict == Verdict::Keep => {
+            eprintln!("branch {branch} is ready for you to review and merge")
+        }
+        Cleanup::Failed(err) => {
+            eprintln!(
+                "warning: the verdict is recorded but the worktree could not be removed; finalize again to retry"
+            );
+            eprintln!("{:?}", miette::Report::new(err));
+        }
+        _ => {}
+    }
+    if args.json {
+        match serde_json::to_string_pretty(&done.record) {
+            Ok(j) => println!("{j}"),
+            Err(e) => {
+                return report(miette::miette!("cannot encode the record: {e}"), USAGE);
+            }
+        }
+    } else {
+        let record = &done.record;
+        let delta = record
+            .delta
+            .map(|d| format!(" (delta {}{d})", if d > 0.0 { "+" } else { "" }))
+            .unwrap_or_default();
+        println!("experiment {}: {}{delta}", record.id, record.verdict);
+    }
+    ExitCode::from(OK)
 }

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use factory_runtime::experiment;
 use factory_runtime::precheck::{self, PrecheckOptions};
 use factory_runtime::project::config;
 
@@ -19,6 +20,13 @@ diffed against target_branch); no reverted experiment resembles the hypothesis
 that QA completed after the experiment's experiment.begin event (qa_execution).
 The eval is run fresh unless --use-last-eval is given. Exit 1 when any check fails.
 
+With --exp N everything runs on the experiment's worktree (.factory/worktrees/exp-NNN):
+its HEAD is what is checked, changed files are its branch's diff against the recorded
+base commit, and the configuration is the project's. The result is recorded in
+.factory/experiments/NNN/precheck.json (passed, failures, commit, score_before,
+score_after, timestamp) with a precheck.completed event: `factory finalize --verdict
+keep` requires a passing record at the branch's current commit.
+
 Examples:
   factory precheck
   factory precheck --exp 7 --json")]
@@ -26,7 +34,7 @@ pub struct Args {
     /// Project directory.
     #[arg(default_value = ".")]
     path: PathBuf,
-    /// The experiment being judged (enables the QA-execution check).
+    /// The experiment being judged: check its worktree and record the result.
     #[arg(long, value_name = "N")]
     exp: Option<u32>,
     /// Hypothesis text for anti-pattern matching (default: the experiment's own).
@@ -53,13 +61,33 @@ pub fn run(args: Args) -> ExitCode {
         hypothesis: args.hypothesis,
         use_last_eval: args.use_last_eval,
         allow_dirty: args.allow_dirty,
+        ..PrecheckOptions::default()
     };
-    let result = match precheck::run_precheck(&args.path, &config, &opts) {
-        Ok(r) => r,
-        Err(err) => return report(err, USAGE),
+    let (result, commit) = match args.exp {
+        Some(id) => match experiment::precheck(&args.path, id, &config, opts) {
+            Ok((r, record)) => {
+                eprintln!(
+                    "recorded .factory/experiments/{id:03}/precheck.json at {}",
+                    record.commit
+                );
+                (r, Some(record.commit))
+            }
+            Err(err) => return report(err, USAGE),
+        },
+        None => match precheck::run_precheck(&args.path, &config, &opts) {
+            Ok(r) => (r, None),
+            Err(err) => return report(err, USAGE),
+        },
     };
     if args.json {
-        match serde_json::to_string_pretty(&result) {
+        let mut value = match serde_json::to_value(&result) {
+            Ok(v) => v,
+            Err(e) => return report(miette::miette!("cannot encode the result: {e}"), USAGE),
+        };
+        if let (Some(commit), Some(obj)) = (commit, value.as_object_mut()) {
+            obj.insert("commit".into(), commit.into());
+        }
+        match serde_json::to_string_pretty(&value) {
             Ok(j) => println!("{j}"),
             Err(e) => return report(miette::miette!("cannot encode the result: {e}"), USAGE),
         }

@@ -117,12 +117,27 @@ pub enum EvalError {
 
 /// Runs every dimension for the project at `root` and scores them.
 pub fn run_eval(root: &Path, settings: &EvalSettings) -> Result<EvalReport, EvalError> {
-    if !root.is_dir() {
-        return Err(EvalError::NotADirectory {
-            path: root.to_path_buf(),
-        });
+    run_eval_at(root, root, settings)
+}
+
+/// Measures the code at `code` (an experiment's worktree) against the baseline in the
+/// project at `store`, and records the result in `store`'s `.factory/`: where code is
+/// measured and where the record lives are different places once experiments run in
+/// worktrees.
+pub fn run_eval_at(
+    code: &Path,
+    store: &Path,
+    settings: &EvalSettings,
+) -> Result<EvalReport, EvalError> {
+    for dir in [code, store] {
+        if !dir.is_dir() {
+            return Err(EvalError::NotADirectory {
+                path: dir.to_path_buf(),
+            });
+        }
     }
-    let baseline = load_baseline(root)?;
+    let root = code;
+    let baseline = load_baseline(store)?;
     let profile = introspect(root);
     let hygiene_run = hygiene::run_hygiene(root, &profile, settings.test_timeout);
     let additions = project::run_score_py(root, settings.test_timeout).unwrap_or_default();
@@ -156,7 +171,7 @@ pub fn run_eval(root: &Path, settings: &EvalSettings) -> Result<EvalReport, Eval
         coverage: hygiene_run.coverage,
         baseline,
     };
-    write_last_eval(root, &report);
+    write_last_eval(store, &report);
     Ok(report)
 }
 

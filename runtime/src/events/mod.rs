@@ -22,6 +22,9 @@ pub mod kinds {
     pub const EXPERIMENT_BEGIN: &str = "experiment.begin";
     /// `factory finalize` recorded a verdict; carries `exp_id`, `verdict`, `delta`.
     pub const EXPERIMENT_FINALIZE: &str = "experiment.finalize";
+    /// `factory precheck --exp N` recorded its result; carries `exp_id`, `passed`,
+    /// `commit`, `score_before`, `score_after`.
+    pub const PRECHECK_COMPLETED: &str = "precheck.completed";
     /// An agent invocation started; must be paired with exactly one terminal event.
     pub const AGENT_STARTED: &str = "agent.started";
     /// Terminal: the agent finished.

@@ -1,46 +1,158 @@
-//! The steps of the experiment lifecycle that span the store and the eval: a kept
-//! experiment moves the growth baseline, so the next experiment's growth is measured
-//! from what was kept (spec §8.5), not from the first eval ever run.
+//! The experiment lifecycle across the layers below it: `begin` allocates the
+//! experiment in the store and gives it a branch and worktree; `eval` and `precheck`
+//! measure that worktree and record into the project's `.factory/`; `finalize` records
+//! the verdict, enforces the keep rule, moves the growth baseline on a keep (spec §8.5)
+//! and removes the worktree.
+//!
+//! **Keep is enforced here, not by the graph:** a keep needs a passing precheck
+//! recorded at the exact commit being kept, after the experiment's last QA completion,
+//! and its scores come from that record, never from the caller.
 
-use std::path::Path;
+mod begin;
+mod finalize;
+mod precheck;
 
-use crate::eval::{self, Baseline, BaselineError};
-use crate::store::{ExperimentRecord, ExperimentStore, Outcome, StoreError, Verdict};
+pub use begin::{Started, begin};
+pub use finalize::{BaselineUpdate, Cleanup, Finalized, finalize};
+pub use precheck::{PrecheckRecord, eval, load_precheck, precheck};
 
-/// What finalizing did to the growth baseline.
-#[derive(Debug)]
-pub enum BaselineUpdate {
-    /// The verdict was not `keep`: the baseline stays where it was.
-    Unchanged,
-    /// Recorded from `.factory/last_eval.json`.
-    Recorded(Baseline),
-    /// A keep, but no eval result to record (no `factory eval` ran since begin).
-    NoEval,
-    /// A keep whose baseline could not be written; the verdict itself is recorded.
-    Failed(BaselineError),
+use std::path::{Path, PathBuf};
+
+use crate::store::{ExperimentInfo, ExperimentStore, Verdict, Workspace};
+use crate::worktrees;
+
+/// Experiment `id`'s record and its workspace, refusing experiments without one.
+pub(crate) fn workspace_of(
+    project: &Path,
+    id: u32,
+) -> Result<(ExperimentInfo, Workspace), ExperimentError> {
+    let info = ExperimentStore::with_registry(project, None)
+        .info(id)?
+        .ok_or(ExperimentError::NoWorkspace { id })?;
+    let ws = info
+        .workspace
+        .clone()
+        .ok_or(ExperimentError::NoWorkspace { id })?;
+    Ok((info, ws))
 }
 
-/// Records an experiment's verdict (see [`ExperimentStore::finalize`]) and, for a
-/// `keep`, records the latest eval as the new growth baseline. The verdict is the
-/// record that matters: a baseline that cannot be written is reported, not fatal.
-pub fn finalize(
-    root: &Path,
-    id: u32,
-    outcome: Outcome,
-) -> Result<(ExperimentRecord, BaselineUpdate), StoreError> {
-    let keep = outcome.verdict == Verdict::Keep;
-    let record = ExperimentStore::open(root).finalize(id, outcome)?;
-    if !keep {
-        return Ok((record, BaselineUpdate::Unchanged));
+/// Where experiment `id`'s code is checked out, when its worktree exists. The path is
+/// derived from the project, not read from the record, so a moved project still works.
+pub fn code_dir(project: &Path, id: u32) -> Result<PathBuf, ExperimentError> {
+    let (info, ws) = workspace_of(project, id)?;
+    if let Some(verdict) = info.verdict {
+        return Err(ExperimentError::Finalized { id, verdict });
     }
-    let update = match eval::load_last_eval(root) {
-        None => BaselineUpdate::NoEval,
-        Some(report) => {
-            match eval::record_baseline(root, &report, &format!("kept experiment {id}")) {
-                Ok(b) => BaselineUpdate::Recorded(b),
-                Err(e) => BaselineUpdate::Failed(e),
-            }
-        }
-    };
-    Ok((record, update))
+    let dir = worktrees::worktree_path(project, id).join(&ws.subdir);
+    if !dir.is_dir() {
+        return Err(ExperimentError::WorktreeMissing { id, path: dir });
+    }
+    Ok(dir)
+}
+
+/// Why an experiment step could not run.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum ExperimentError {
+    /// The experiment has no branch or worktree on record.
+    #[error("experiment {id} has no worktree on record")]
+    #[diagnostic(
+        code(factory::experiment::no_workspace),
+        help(
+            "`factory begin` records the branch and worktree; experiments begun by an older factory have none — begin a new one"
+        )
+    )]
+    NoWorkspace {
+        /// The experiment.
+        id: u32,
+    },
+    /// The worktree directory is gone though the experiment is open.
+    #[error("experiment {id}'s worktree {path} does not exist")]
+    #[diagnostic(
+        code(factory::experiment::worktree_missing),
+        help(
+            "run `factory begin` again with the same --run-key (or hypothesis) to recreate it on the experiment's branch"
+        )
+    )]
+    WorktreeMissing {
+        /// The experiment.
+        id: u32,
+        /// The expected directory.
+        path: PathBuf,
+    },
+    /// The experiment already has a verdict; nothing of it can be measured any more.
+    #[error("experiment {id} is already finalized with verdict `{verdict}`")]
+    #[diagnostic(
+        code(factory::experiment::finalized),
+        help("begin a new experiment to try again; `factory history` shows the record")
+    )]
+    Finalized {
+        /// The experiment.
+        id: u32,
+        /// Its verdict.
+        verdict: Verdict,
+    },
+    /// A keep was given scores on the command line.
+    #[error("a keep records the scores its precheck measured, not scores given as arguments")]
+    #[diagnostic(
+        code(factory::experiment::keep_scores_from_arguments),
+        help(
+            "drop --score-before, --score-after and --delta; `factory precheck --exp N` records the scores a keep uses"
+        )
+    )]
+    ScoresFromArguments,
+    /// The keep rule refused.
+    #[error("experiment {id} cannot be kept: {reason}")]
+    #[diagnostic(code(factory::experiment::keep_refused))]
+    KeepRefused {
+        /// The experiment.
+        id: u32,
+        /// Why.
+        reason: String,
+        /// What to do about it.
+        #[help]
+        fix: String,
+    },
+    /// The store refused.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Store(#[from] crate::store::StoreError),
+    /// Git refused.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Worktree(#[from] worktrees::WorktreeError),
+    /// The configuration could not be read.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Config(#[from] crate::project::config::ConfigError),
+    /// The eval could not run.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Eval(#[from] crate::eval::EvalError),
+    /// The precheck could not run.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Precheck(#[from] crate::precheck::PrecheckError),
+    /// The event log could not be read or written.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Events(#[from] crate::events::EventsError),
+    /// The file system refused an operation.
+    #[error("cannot access {path}: {source}")]
+    #[diagnostic(
+        code(factory::experiment::io),
+        help("check that the project's .factory/ directory exists and is writable")
+    )]
+    Io {
+        /// The file involved.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+}
+
+pub(crate) fn io_at(path: &Path) -> impl FnOnce(std::io::Error) -> ExperimentError + '_ {
+    move |source| ExperimentError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }

@@ -10,7 +10,7 @@ pub mod tests_kept;
 
 use std::path::{Path, PathBuf};
 
-use git2::{Repository, StatusOptions};
+use git2::{Oid, Repository, StatusOptions};
 use serde::Serialize;
 
 pub use changes::{Change, ChangeKind, base_commit, changed_files, open_repo};
@@ -179,6 +179,9 @@ pub struct GuardInputs {
     /// Whether uncommitted changes are a violation (true before finalize; false while
     /// an experiment's work is still in the tree).
     pub require_clean: bool,
+    /// The commit changes are measured from (an experiment's recorded base); `None`
+    /// means the merge base of HEAD and `target_branch`.
+    pub base_commit: Option<String>,
 }
 
 /// Runs every guard for the repository at `root`. Errors only when git itself cannot be
@@ -191,7 +194,15 @@ pub fn run_guards(root: &Path, inputs: &GuardInputs) -> Result<Vec<GuardResult>,
         .unwrap_or_else(|| root.to_path_buf());
     let scope = Patterns::new(&inputs.scope)?;
     let fixed = Patterns::new(&inputs.fixed_surfaces)?;
-    let base = base_commit(&repo, &inputs.target_branch)?;
+    let base = match &inputs.base_commit {
+        Some(hex) => Oid::from_str(hex)
+            .and_then(|oid| repo.find_commit(oid).map(|c| c.id()))
+            .map_err(|e| GuardError::NoRevision {
+                rev: hex.clone(),
+                message: e.message().to_string(),
+            })?,
+        None => base_commit(&repo, &inputs.target_branch)?,
+    };
     let changes = changed_files(&repo, base)?;
     let mut results = Vec::new();
     if inputs.require_clean {

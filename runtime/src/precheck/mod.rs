@@ -5,12 +5,12 @@
 
 mod qa;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Serialize;
 
-pub use qa::{QA_ROLES, check_qa_execution};
+pub use qa::{QA_ROLES, check_qa_execution, last_qa_completion};
 
 use crate::eval::{self, EvalReport, EvalSettings};
 use crate::guards::{self, GuardInputs};
@@ -23,7 +23,7 @@ use crate::sys::process::run_shell;
 const SCORE_EPSILON: f64 = 1e-9;
 
 /// One aggregated check.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct CheckOutcome {
     pub name: String,
     pub passed: bool,
@@ -57,10 +57,21 @@ pub struct PrecheckReport {
     pub checks: Vec<CheckOutcome>,
     /// The composite the score checks used.
     pub score: Option<f64>,
+    /// What that composite was compared with: the recorded baseline, else the last
+    /// kept experiment's score; `None` before anything was measured or kept.
+    pub score_before: Option<f64>,
+    /// The eval the score checks used (a keep records it as the new baseline).
+    #[serde(skip)]
+    pub eval: Option<EvalReport>,
 }
 
 impl PrecheckReport {
-    fn from_checks(checks: Vec<CheckOutcome>, score: Option<f64>) -> Self {
+    fn from_checks(
+        checks: Vec<CheckOutcome>,
+        eval: Option<EvalReport>,
+        score_before: Option<f64>,
+    ) -> Self {
+        let score = eval.as_ref().map(|r| r.composite.total);
         let failures: Vec<String> = checks
             .iter()
             .filter(|c| !c.passed)
@@ -71,6 +82,8 @@ impl PrecheckReport {
             failures,
             checks,
             score,
+            score_before,
+            eval,
         }
     }
 
@@ -106,6 +119,16 @@ pub struct PrecheckOptions {
     pub use_last_eval: bool,
     /// Skip the clean-tree guard (uncommitted work is allowed).
     pub allow_dirty: bool,
+    /// Where the code under judgement is checked out (an experiment's worktree);
+    /// `None` means the project root. Config, history, baseline and the event log are
+    /// always the project's.
+    pub code_dir: Option<PathBuf>,
+    /// The commit the changed files are measured from (an experiment's recorded base);
+    /// `None` means the merge base with `target_branch`.
+    pub base_commit: Option<String>,
+    /// Overrides the configured `target_branch` (the branch the experiment really
+    /// started from, when the configured one did not exist).
+    pub target_branch: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
@@ -128,31 +151,37 @@ pub fn run_precheck(
     opts: &PrecheckOptions,
 ) -> Result<PrecheckReport, PrecheckError> {
     let mut checks = Vec::new();
+    let code = opts.code_dir.as_deref().unwrap_or(root);
 
     let report = if opts.use_last_eval {
         eval::load_last_eval(root)
     } else {
-        Some(eval::run_eval(root, &EvalSettings::from_config(config))?)
+        Some(eval::run_eval_at(
+            code,
+            root,
+            &EvalSettings::from_config(config),
+        )?)
     };
     let history = load_history(root)?;
     let kept_score = history
         .with_verdict(Verdict::Keep)
         .filter_map(|r| r.score_after)
         .last();
-    checks.extend(score_checks(
-        root,
-        report.as_ref(),
-        config.eval_threshold,
-        kept_score,
-    )?);
+    let (score_results, score_before) =
+        score_checks(root, report.as_ref(), config.eval_threshold, kept_score)?;
+    checks.extend(score_results);
 
     let inputs = GuardInputs {
-        target_branch: config.target_branch.clone(),
+        target_branch: opts
+            .target_branch
+            .clone()
+            .unwrap_or_else(|| config.target_branch.clone()),
         scope: config.scope.clone(),
         fixed_surfaces: config.fixed_surfaces.clone(),
         require_clean: !opts.allow_dirty,
+        base_commit: opts.base_commit.clone(),
     };
-    match guards::run_guards(root, &inputs) {
+    match guards::run_guards(code, &inputs) {
         Ok(results) => checks.extend(results.into_iter().map(|g| {
             if g.passed {
                 CheckOutcome::pass(&g.name, "no violations")
@@ -211,30 +240,31 @@ pub fn run_precheck(
         }
     });
 
-    checks.push(hard_constraints(root, config));
+    checks.push(hard_constraints(code, config));
     checks.push(check_qa_execution(root, opts.exp_id)?);
-    Ok(PrecheckReport::from_checks(
-        checks,
-        report.map(|r| r.composite.total),
-    ))
+    Ok(PrecheckReport::from_checks(checks, report, score_before))
 }
 
-/// Meets the threshold and does not fall below the last kept score.
+/// Meets the threshold and does not fall below the last kept score. Also returns the
+/// score compared with.
 fn score_checks(
     root: &Path,
     report: Option<&EvalReport>,
     threshold: f64,
     kept_score: Option<f64>,
-) -> Result<Vec<CheckOutcome>, PrecheckError> {
+) -> Result<(Vec<CheckOutcome>, Option<f64>), PrecheckError> {
     let Some(report) = report else {
         let why = format!(
             "no readable {}; run `factory eval` first",
             eval::last_eval_path(root).display()
         );
-        return Ok(vec![
-            CheckOutcome::fail("threshold", vec![why.clone()]),
-            CheckOutcome::fail("score_direction", vec![why]),
-        ]);
+        return Ok((
+            vec![
+                CheckOutcome::fail("threshold", vec![why.clone()]),
+                CheckOutcome::fail("score_direction", vec![why]),
+            ],
+            None,
+        ));
     };
     let total = report.composite.total;
     let threshold_check = if total + SCORE_EPSILON >= threshold {
@@ -254,6 +284,7 @@ fn score_checks(
         .map_err(eval::EvalError::from)?
         .and_then(|b| b.composite.map(|c| (c, format!("baseline ({})", b.source))))
         .or_else(|| kept_score.map(|s| (s, "last kept experiment".to_string())));
+    let before = reference.as_ref().map(|(b, _)| *b);
     let direction = match reference {
         None => CheckOutcome::pass(
             "score_direction",
@@ -271,7 +302,7 @@ fn score_checks(
             )],
         ),
     };
-    Ok(vec![threshold_check, direction])
+    Ok((vec![threshold_check, direction], before))
 }
 
 /// Every hard constraint's check must exit 0; a failure is a mandatory revert.

@@ -47,6 +47,30 @@ fn at_or_after(a: (usize, &Event), b: (usize, &Event)) -> bool {
     }
 }
 
+/// The latest QA completion for experiment `id` after its last `experiment.begin`,
+/// with its position in the log; `None` when there is none (or no begin).
+pub fn last_qa_completion(root: &Path, id: u32) -> Result<Option<(usize, Event)>, EventsError> {
+    let log = events::read(&FactoryPaths::new(root))?;
+    let indexed: Vec<(usize, &Event)> = log.events.iter().enumerate().collect();
+    let Some(begin) = indexed
+        .iter()
+        .rev()
+        .copied()
+        .find(|(_, e)| e.kind == kinds::EXPERIMENT_BEGIN && exp_of(e) == Some(u64::from(id)))
+    else {
+        return Ok(None);
+    };
+    Ok(indexed
+        .iter()
+        .copied()
+        .filter(|ev| is_qa_completion(ev.1) && at_or_after(*ev, begin))
+        .max_by(|a, b| match (a.1.instant(), b.1.instant()) {
+            (Some(x), Some(y)) => x.cmp(&y).then(a.0.cmp(&b.0)),
+            _ => a.0.cmp(&b.0),
+        })
+        .map(|(i, e)| (i, e.clone())))
+}
+
 /// Passes when no experiment is given or no `experiment.begin` exists for it (nothing
 /// to verify); fails closed when a begin exists and no QA completion followed it.
 pub fn check_qa_execution(root: &Path, exp_id: Option<u32>) -> Result<CheckOutcome, EventsError> {

@@ -13,9 +13,11 @@
 //! ```
 
 pub mod history;
+mod info;
 mod record;
 pub mod tsv;
 
+pub use info::{ExperimentInfo, Workspace, run_key};
 pub use record::{ExperimentRecord, Outcome, Verdict, round6};
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -98,8 +100,9 @@ impl ExperimentStore {
         &self.paths
     }
 
-    /// Starts an experiment: writes `experiments/NNN/hypothesis.md`, logs an
-    /// `experiment.begin` event carrying `exp_id`, and registers the project.
+    /// Starts an experiment: writes `experiments/NNN/hypothesis.md` and
+    /// `experiment.json`, logs an `experiment.begin` event carrying `exp_id`, and
+    /// registers the project.
     ///
     /// Idempotent: if an experiment with exactly this hypothesis (whitespace-trimmed)
     /// was begun and never finalized — an interrupted run being retried — its id is
@@ -107,36 +110,79 @@ impl ExperimentStore {
     /// highest id ever seen in `experiments/`, `results.tsv` or the begin events, so
     /// an id is never reused even after `git clean` removed a directory.
     pub fn begin(&self, hypothesis: &str) -> Result<Begun, StoreError> {
+        self.begin_keyed(hypothesis, None)
+    }
+
+    /// [`begin`](Self::begin) for a run: an experiment already begun with `run_key`
+    /// (finalized or not) is returned as it is, so a resumed run never allocates a
+    /// second experiment for one `begin` node visit. Without a match, an unfinalized
+    /// experiment with the same hypothesis and no run key of its own is adopted.
+    pub fn begin_keyed(
+        &self,
+        hypothesis: &str,
+        run_key: Option<&str>,
+    ) -> Result<Begun, StoreError> {
         let hypothesis = hypothesis.trim();
         if hypothesis.is_empty() {
             return Err(StoreError::EmptyHypothesis);
         }
+        let run_key = run_key.map(str::trim).filter(|k| !k.is_empty());
         ensure_factory_dir(self.paths.project())?;
         // The event is written while the lock is held, so every allocated id is on
         // disk (directory and event) before another process scans for the next one.
         let begun = {
             let _lock = self.lock()?;
             let scan = self.scan()?;
-            let begun = if let Some(p) = scan.pending.iter().find(|p| p.hypothesis == hypothesis) {
-                Begun {
-                    id: p.id,
-                    resumed: true,
+            let by_key = run_key.and_then(|k| scan.run_keys.get(k).copied());
+            let by_hypothesis = || {
+                scan.pending
+                    .iter()
+                    .find(|p| {
+                        p.hypothesis == hypothesis
+                            && (run_key.is_none() || !scan.keyed.contains(&p.id))
+                    })
+                    .map(|p| p.id)
+            };
+            let begun = if let Some(id) = by_key {
+                Begun { id, resumed: true }
+            } else if let Some(id) = by_hypothesis() {
+                if run_key.is_some() {
+                    let mut info = self.read_info(id)?.unwrap_or_else(|| ExperimentInfo {
+                        id,
+                        hypothesis: hypothesis.to_owned(),
+                        run_key: None,
+                        begun_at: events::now_iso8601(),
+                        workspace: None,
+                        verdict: None,
+                    });
+                    info.run_key = run_key.map(str::to_owned);
+                    self.write_info(&info)?;
                 }
+                Begun { id, resumed: true }
             } else {
                 let id = scan.max_id + 1;
                 let dir = self.paths.experiment_dir(id);
                 fs::create_dir_all(&dir).map_err(io_at(&dir))?;
                 let file = dir.join("hypothesis.md");
                 atomic_write(&file, format!("{hypothesis}\n").as_bytes()).map_err(io_at(&file))?;
+                self.write_info(&ExperimentInfo {
+                    id,
+                    hypothesis: hypothesis.to_owned(),
+                    run_key: run_key.map(str::to_owned),
+                    begun_at: events::now_iso8601(),
+                    workspace: None,
+                    verdict: None,
+                })?;
                 Begun { id, resumed: false }
             };
-            events::append(
-                &self.paths,
-                &Event::new(kinds::EXPERIMENT_BEGIN)
-                    .with("exp_id", begun.id)
-                    .with("hypothesis", hypothesis)
-                    .with("resumed", begun.resumed),
-            )?;
+            let mut event = Event::new(kinds::EXPERIMENT_BEGIN)
+                .with("exp_id", begun.id)
+                .with("hypothesis", hypothesis)
+                .with("resumed", begun.resumed);
+            if let Some(k) = run_key {
+                event = event.with("run_key", k);
+            }
+            events::append(&self.paths, &event)?;
             begun
         };
         if let Some(home) = &self.registry_home
@@ -145,6 +191,102 @@ impl ExperimentStore {
             tracing::warn!(%err, "could not register the project (continuing)");
         }
         Ok(begun)
+    }
+
+    /// What is recorded about experiment `id` while it runs (`experiment.json`, with
+    /// the verdict filled in when there is one); `None` for an id never begun or begun
+    /// before `experiment.json` existed.
+    pub fn info(&self, id: u32) -> Result<Option<ExperimentInfo>, StoreError> {
+        let Some(mut info) = self.read_info(id)? else {
+            return Ok(None);
+        };
+        info.verdict = self.scan()?.finalized.get(&id).copied();
+        Ok(Some(info))
+    }
+
+    /// The experiment begun with `key` (see [`run_key`]), if any.
+    pub fn find_by_run_key(&self, key: &str) -> Result<Option<ExperimentInfo>, StoreError> {
+        let scan = self.scan()?;
+        let Some(&id) = scan.run_keys.get(key.trim()) else {
+            return Ok(None);
+        };
+        let mut info = match self.read_info(id)? {
+            Some(info) => info,
+            // experiment.json removed by hand: the begin event still names the key.
+            None => ExperimentInfo {
+                id,
+                hypothesis: scan.begin_hypotheses.get(&id).cloned().unwrap_or_default(),
+                run_key: Some(key.trim().to_owned()),
+                begun_at: String::new(),
+                workspace: None,
+                verdict: None,
+            },
+        };
+        info.verdict = scan.finalized.get(&id).copied();
+        Ok(Some(info))
+    }
+
+    /// Records where experiment `id`'s work lives.
+    pub fn set_workspace(
+        &self,
+        id: u32,
+        workspace: Workspace,
+    ) -> Result<ExperimentInfo, StoreError> {
+        let _lock = self.lock()?;
+        let scan = self.scan()?;
+        if !scan.known.contains(&id) {
+            return Err(StoreError::UnknownExperiment { id });
+        }
+        let mut info = match self.read_info(id)? {
+            Some(info) => info,
+            None => ExperimentInfo {
+                id,
+                hypothesis: self.hypothesis_of(id, &scan.begin_hypotheses),
+                run_key: None,
+                begun_at: events::now_iso8601(),
+                workspace: None,
+                verdict: None,
+            },
+        };
+        info.workspace = Some(workspace);
+        self.write_info(&info)?;
+        info.verdict = scan.finalized.get(&id).copied();
+        Ok(info)
+    }
+
+    /// Whether experiment `id` was ever begun here.
+    pub fn is_known(&self, id: u32) -> Result<bool, StoreError> {
+        Ok(self.scan()?.known.contains(&id))
+    }
+
+    /// The finalized record of experiment `id`, if it has one.
+    pub fn record(&self, id: u32) -> Result<Option<ExperimentRecord>, StoreError> {
+        Ok(self.history()?.records.into_iter().find(|r| r.id == id))
+    }
+
+    fn read_info(&self, id: u32) -> Result<Option<ExperimentInfo>, StoreError> {
+        let file = self.paths.experiment_dir(id).join("experiment.json");
+        let text = match fs::read_to_string(&file) {
+            Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_at(&file)(e)),
+        };
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| StoreError::CorruptInfo {
+                path: file,
+                problem: e.to_string(),
+            })
+    }
+
+    fn write_info(&self, info: &ExperimentInfo) -> Result<(), StoreError> {
+        let dir = self.paths.experiment_dir(info.id);
+        fs::create_dir_all(&dir).map_err(io_at(&dir))?;
+        let file = dir.join("experiment.json");
+        let mut json =
+            serde_json::to_string_pretty(info).map_err(|e| io_at(&file)(io::Error::other(e)))?;
+        json.push('\n');
+        atomic_write(&file, json.as_bytes()).map_err(io_at(&file))
     }
 
     /// Records how experiment `id` ended: writes `experiments/NNN/verdict.json`
@@ -315,6 +457,10 @@ impl ExperimentStore {
                     .and_then(|v| v.as_str())
                     .unwrap_or_default();
                 scan.begin_hypotheses.insert(id, h.to_owned());
+                if let Some(k) = e.get("run_key").and_then(|v| v.as_str()) {
+                    scan.run_keys.entry(k.to_owned()).or_insert(id);
+                    scan.keyed.insert(id);
+                }
             }
         }
         let exp_dir = self.paths.experiments_dir();
@@ -332,6 +478,15 @@ impl ExperimentStore {
         for id in dirs {
             scan.known.insert(id);
             let dir = self.paths.experiment_dir(id);
+            // A key adopted after begin is only in experiment.json; a corrupt file is
+            // reported by `info`, not here, so scanning never fails on it.
+            if let Ok(text) = fs::read_to_string(dir.join("experiment.json"))
+                && let Ok(info) = serde_json::from_str::<ExperimentInfo>(&text)
+                && let Some(k) = info.run_key
+            {
+                scan.run_keys.entry(k).or_insert(id);
+                scan.keyed.insert(id);
+            }
             if dir.join("verdict.json").is_file() {
                 scan.verdict_files.push(id);
                 continue;
@@ -351,6 +506,13 @@ impl ExperimentStore {
     }
 }
 
+/// The experiment begun with run key `key` in the project at `project` (see
+/// [`run_key`]); what the executor calls before `begin` on resume. Does not touch the
+/// user registry.
+pub fn find_by_run_key(project: &Path, key: &str) -> Result<Option<ExperimentInfo>, StoreError> {
+    ExperimentStore::with_registry(project, None).find_by_run_key(key)
+}
+
 /// Every experiment on record for the project at `project` (see
 /// [`ExperimentStore::history`]); e.g. `load_history(root)?.with_verdict(Verdict::Revert)`
 /// for anti-pattern checks. Does not touch the user registry.
@@ -368,6 +530,10 @@ struct Scan {
     pending: Vec<PendingExperiment>,
     max_id: u32,
     warnings: Vec<String>,
+    /// Run key → the first experiment begun with it.
+    run_keys: BTreeMap<String, u32>,
+    /// Experiments that carry a run key.
+    keyed: BTreeSet<u32>,
 }
 
 /// The file's last byte, `None` when it is missing or empty.
@@ -464,6 +630,18 @@ pub enum StoreError {
     #[error(transparent)]
     #[diagnostic(transparent)]
     Events(#[from] EventsError),
+    /// `experiment.json` is not what the store wrote.
+    #[error("{path} is unreadable: {problem}")]
+    #[diagnostic(
+        code(factory::store::corrupt_info),
+        help("restore the file from a backup, or delete it and begin a new experiment")
+    )]
+    CorruptInfo {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        problem: String,
+    },
     /// The file system refused an operation.
     #[error("cannot access {path}: {source}")]
     #[diagnostic(

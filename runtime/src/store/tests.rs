@@ -215,3 +215,61 @@ fn non_finite_scores_are_rejected_before_anything_is_written() {
     assert!(!s.paths().results_tsv().exists());
     assert!(!s.paths().experiment_dir(id).join("verdict.json").exists());
 }
+
+#[test]
+fn a_run_key_returns_its_experiment_even_after_its_verdict() {
+    let (proj, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = store(proj.path(), home.path());
+    let key = run_key("run-1", "begin", 1);
+    assert_eq!(key, "run-1/begin/1");
+    let first = s.begin_keyed("Cache ASTs", Some(&key)).unwrap();
+    assert!(!first.resumed);
+    // Another visit of the same node is another experiment, though the text is equal.
+    let other = s
+        .begin_keyed("Cache ASTs", Some(&run_key("run-1", "begin", 2)))
+        .unwrap();
+    assert_eq!(other.id, first.id + 1);
+    s.finalize(first.id, Outcome::new(Verdict::Revert)).unwrap();
+    let again = s.begin_keyed("Cache ASTs", Some(&key)).unwrap();
+    assert_eq!((again.id, again.resumed), (first.id, true));
+    let info = find_by_run_key(proj.path(), &key).unwrap().unwrap();
+    assert_eq!(info.id, first.id);
+    assert_eq!(info.verdict, Some(Verdict::Revert));
+    assert_eq!(find_by_run_key(proj.path(), "run-9/begin/1").unwrap(), None);
+
+    // With experiment.json gone, the begin event still names the key.
+    fs::remove_file(s.paths().experiment_dir(first.id).join("experiment.json")).unwrap();
+    let info = find_by_run_key(proj.path(), &key).unwrap().unwrap();
+    assert_eq!(info.id, first.id);
+}
+
+#[test]
+fn a_keyed_begin_adopts_an_open_unkeyed_experiment_with_the_same_hypothesis() {
+    let (proj, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = store(proj.path(), home.path());
+    let plain = s.begin("Cache ASTs").unwrap();
+    let keyed = s.begin_keyed("Cache ASTs", Some("r/n/1")).unwrap();
+    assert_eq!((keyed.id, keyed.resumed), (plain.id, true));
+    assert_eq!(
+        s.info(plain.id).unwrap().unwrap().run_key.as_deref(),
+        Some("r/n/1")
+    );
+    let ws = Workspace {
+        branch: "factory/exp-001".into(),
+        base_commit: "abc".into(),
+        worktree: proj.path().join(".factory/worktrees/exp-001"),
+        target_branch: "main".into(),
+        subdir: PathBuf::new(),
+        note: None,
+    };
+    let info = s.set_workspace(plain.id, ws.clone()).unwrap();
+    assert_eq!(info.workspace, Some(ws));
+    assert_eq!(
+        s.info(plain.id).unwrap().unwrap().run_key.as_deref(),
+        Some("r/n/1")
+    );
+    assert!(matches!(
+        s.set_workspace(99, info.workspace.unwrap()),
+        Err(StoreError::UnknownExperiment { id: 99 })
+    ));
+}

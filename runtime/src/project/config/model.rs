@@ -102,7 +102,8 @@ pub struct FactoryConfig {
     pub extra_sections: BTreeMap<String, String>,
 }
 
-fn default_target_branch() -> String {
+/// `main`: the target branch when factory.md names none.
+pub fn default_target_branch() -> String {
     "main".to_owned()
 }
 fn default_test_timeout() -> u64 {

@@ -1,0 +1,234 @@
+//! `finalize`: the verdict, the keep rule, the growth baseline and the worktree.
+
+use std::fs;
+use std::path::Path;
+
+use super::precheck::precheck_eval_json;
+use super::{ExperimentError, PrecheckRecord, load_precheck};
+use crate::eval::{self, Baseline, BaselineError, EvalReport};
+use crate::events::{self, kinds};
+use crate::precheck::last_qa_completion;
+use crate::project::layout::FactoryPaths;
+use crate::store::{ExperimentRecord, ExperimentStore, Outcome, StoreError, Verdict};
+use crate::worktrees::{self, Removed, WorktreeError};
+
+/// What finalizing did to the growth baseline.
+#[derive(Debug)]
+pub enum BaselineUpdate {
+    /// The verdict was not `keep` (or this finalize repeated an earlier one): the
+    /// baseline stays where it was.
+    Unchanged,
+    /// Recorded from the eval the precheck scored (else `.factory/last_eval.json`).
+    Recorded(Baseline),
+    /// A keep, but no eval result to record.
+    NoEval,
+    /// A keep whose baseline could not be written; the verdict itself is recorded.
+    Failed(BaselineError),
+}
+
+/// What finalizing did to the experiment's worktree and branch.
+#[derive(Debug)]
+pub enum Cleanup {
+    /// Removed as the verdict asks: a keep leaves the branch, a revert or error deletes it.
+    Done {
+        /// What was actually there to remove.
+        removed: Removed,
+        /// The branch left for a human to merge, on a keep.
+        branch_kept: Option<String>,
+    },
+    /// Nothing recorded to clean up (an experiment without a workspace).
+    NoWorkspace,
+    /// Cleanup failed; the verdict is recorded, and finalizing again retries it.
+    Failed(WorktreeError),
+}
+
+/// The result of [`finalize`].
+#[derive(Debug)]
+pub struct Finalized {
+    /// The experiment's record.
+    pub record: ExperimentRecord,
+    /// True when the same verdict was already on record (a resumed run): nothing new
+    /// was recorded.
+    pub repeated: bool,
+    /// The growth baseline.
+    pub baseline: BaselineUpdate,
+    /// The worktree and branch.
+    pub cleanup: Cleanup,
+}
+
+/// Records how experiment `id` ended (see [`ExperimentStore::finalize`]).
+///
+/// A `keep` is refused unless a passing precheck was recorded for the experiment at
+/// the commit its branch points at now, after its last QA completion; its scores and
+/// delta come from that precheck, and giving any of them in `outcome` is an error. A
+/// keep moves the growth baseline and removes the worktree but leaves the branch for a
+/// human to merge; `revert` and `error` remove the worktree and delete the branch;
+/// `superseded` removes the worktree and leaves the branch. Finalizing again with the
+/// verdict on record changes nothing and returns the record (cleanup is retried);
+/// another verdict is [`StoreError::AlreadyFinalized`].
+pub fn finalize(root: &Path, id: u32, mut outcome: Outcome) -> Result<Finalized, ExperimentError> {
+    let keep = outcome.verdict == Verdict::Keep;
+    if keep
+        && (outcome.score_before.is_some()
+            || outcome.score_after.is_some()
+            || outcome.delta.is_some())
+    {
+        return Err(ExperimentError::ScoresFromArguments);
+    }
+    let store = ExperimentStore::open(root);
+    if let Some(done) = store.record(id)? {
+        if done.verdict != outcome.verdict {
+            return Err(StoreError::AlreadyFinalized {
+                id,
+                verdict: done.verdict,
+            }
+            .into());
+        }
+        let cleanup = clean_up(root, id, done.verdict);
+        return Ok(Finalized {
+            record: done,
+            repeated: true,
+            baseline: BaselineUpdate::Unchanged,
+            cleanup,
+        });
+    }
+    if !store.is_known(id)? {
+        return Err(StoreError::UnknownExperiment { id }.into());
+    }
+    if keep {
+        let passed = check_keep(root, id)?;
+        outcome.score_before = passed.score_before;
+        outcome.score_after = passed.score_after;
+    }
+    let record = store.finalize(id, outcome)?;
+    let baseline = if keep {
+        move_baseline(root, id)
+    } else {
+        BaselineUpdate::Unchanged
+    };
+    let cleanup = clean_up(root, id, record.verdict);
+    Ok(Finalized {
+        record,
+        repeated: false,
+        baseline,
+        cleanup,
+    })
+}
+
+/// The keep rule; returns the precheck the keep stands on.
+fn check_keep(root: &Path, id: u32) -> Result<PrecheckRecord, ExperimentError> {
+    let refuse = |reason: String, fix: String| ExperimentError::KeepRefused { id, reason, fix };
+    let rerun = format!(
+        "run `factory precheck --exp {id}` on the experiment's final commit, then finalize again"
+    );
+    let Some(pre) = load_precheck(root, id)? else {
+        return Err(refuse(
+            "no precheck was recorded for it".into(),
+            format!(
+                "{rerun}; a change the precheck did not pass is finalized with --verdict revert"
+            ),
+        ));
+    };
+    if !pre.passed {
+        return Err(refuse(
+            format!(
+                "its precheck at {} failed ({})",
+                short(&pre.commit),
+                pre.failures.join(", ")
+            ),
+            format!(
+                "fix the failures on branch {} and {rerun}, or finalize with --verdict revert",
+                worktrees::branch_name(id)
+            ),
+        ));
+    }
+    match worktrees::branch_tip(root, id)? {
+        None => {
+            return Err(refuse(
+                format!("its branch {} no longer exists", worktrees::branch_name(id)),
+                "a kept experiment is its branch; finalize with --verdict error".into(),
+            ));
+        }
+        Some(tip) if tip != pre.commit => {
+            return Err(refuse(
+                format!(
+                    "its branch moved to {} after the precheck checked {}",
+                    short(&tip),
+                    short(&pre.commit)
+                ),
+                rerun,
+            ));
+        }
+        Some(_) => {}
+    }
+    if let Some((qa_at, qa)) = last_qa_completion(root, id)? {
+        let log = events::read(&FactoryPaths::new(root))?;
+        // The precheck's own event, if the log has it, orders by position too.
+        let pre_at = log.events.iter().rposition(|e| {
+            e.kind == kinds::PRECHECK_COMPLETED
+                && e.timestamp == pre.timestamp
+                && e.get("exp_id").and_then(|v| v.as_u64()) == Some(u64::from(id))
+        });
+        let later_in_time = match (qa.instant(), pre.timestamp.parse::<jiff::Timestamp>()) {
+            (Some(q), Ok(p)) => q > p,
+            _ => false,
+        };
+        if later_in_time || pre_at.is_some_and(|p| qa_at > p) {
+            let role = qa
+                .get("role")
+                .or_else(|| qa.get("agent"))
+                .and_then(|v| v.as_str())
+                .unwrap_or(&qa.kind)
+                .to_owned();
+            return Err(refuse(
+                format!(
+                    "QA ({role}) completed at {} after the precheck at {}",
+                    qa.timestamp, pre.timestamp
+                ),
+                rerun,
+            ));
+        }
+    }
+    Ok(pre)
+}
+
+/// A keep makes the eval it was judged on the growth baseline.
+fn move_baseline(root: &Path, id: u32) -> BaselineUpdate {
+    let judged = fs::read_to_string(precheck_eval_json(root, id))
+        .ok()
+        .and_then(|t| serde_json::from_str::<EvalReport>(&t).ok());
+    match judged.or_else(|| eval::load_last_eval(root)) {
+        None => BaselineUpdate::NoEval,
+        Some(report) => {
+            match eval::record_baseline(root, &report, &format!("kept experiment {id}")) {
+                Ok(b) => BaselineUpdate::Recorded(b),
+                Err(e) => BaselineUpdate::Failed(e),
+            }
+        }
+    }
+}
+
+fn clean_up(root: &Path, id: u32, verdict: Verdict) -> Cleanup {
+    let has_workspace = ExperimentStore::with_registry(root, None)
+        .info(id)
+        .ok()
+        .flatten()
+        .is_some_and(|i| i.workspace.is_some());
+    if !has_workspace {
+        return Cleanup::NoWorkspace;
+    }
+    // Keep leaves the branch to be merged by a human; superseded work may be what
+    // the later experiment builds on.
+    let delete_branch = matches!(verdict, Verdict::Revert | Verdict::Error);
+    match worktrees::remove(root, id, delete_branch) {
+        Ok(removed) => Cleanup::Done {
+            removed,
+            branch_kept: (!delete_branch).then(|| worktrees::branch_name(id)),
+        },
+        Err(e) => Cleanup::Failed(e),
+    }
+}
+
+fn short(commit: &str) -> &str {
+    commit.get(..10).unwrap_or(commit)
+}

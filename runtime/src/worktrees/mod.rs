@@ -1,0 +1,371 @@
+//! Experiment isolation (ARCHITECTURE.md, "Experiments and the user's repository"):
+//! each experiment gets a branch `factory/exp-NNN` from the target branch's tip and a
+//! git worktree for it at `.factory/worktrees/exp-NNN`. Everything goes through git2.
+//!
+//! The user's checkout is never touched: creating a branch and adding a worktree
+//! change neither HEAD, the index nor the working tree of the main checkout, and
+//! nothing here stashes, resets or checks out there. Both operations are idempotent,
+//! so an interrupted run can simply call them again.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use git2::{BranchType, ErrorCode, Oid, Repository, WorktreeAddOptions, WorktreePruneOptions};
+
+use crate::project::layout::{FactoryPaths, LayoutError, ensure_factory_dir};
+pub use crate::store::Workspace;
+use crate::sys::files::FileLock;
+
+/// The branch of experiment `id`: `factory/exp-NNN`.
+pub fn branch_name(id: u32) -> String {
+    format!("factory/exp-{id:03}")
+}
+
+/// Where experiment `id`'s worktree lives: `<project>/.factory/worktrees/exp-NNN`.
+pub fn worktree_path(project: &Path, id: u32) -> PathBuf {
+    FactoryPaths::new(project)
+        .worktrees_dir()
+        .join(format!("exp-{id:03}"))
+}
+
+/// git's own name for the worktree (its directory under `.git/worktrees/`); prefixed so
+/// it cannot collide with worktrees the user made by hand.
+fn admin_name(id: u32) -> String {
+    format!("factory-exp-{id:03}")
+}
+
+/// The commit an experiment starts from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Base {
+    /// The branch used.
+    pub branch: String,
+    /// Its tip.
+    pub commit: Oid,
+    /// Set when the configured target branch did not exist and HEAD's branch was used.
+    pub note: Option<String>,
+}
+
+/// Resolves the tip of `target_branch` in the repository holding `project`, falling
+/// back to the branch HEAD is on when `target_branch` does not exist locally.
+pub fn resolve_base(project: &Path, target_branch: &str) -> Result<Base, WorktreeError> {
+    let repo = open(project)?;
+    resolve_in(&repo, project, target_branch)
+}
+
+fn resolve_in(repo: &Repository, project: &Path, target: &str) -> Result<Base, WorktreeError> {
+    if let Ok(branch) = repo.find_branch(target, BranchType::Local)
+        && let Ok(commit) = branch.get().peel_to_commit()
+    {
+        return Ok(Base {
+            branch: target.to_owned(),
+            commit: commit.id(),
+            note: None,
+        });
+    }
+    let head = match repo.head() {
+        Ok(h) => h,
+        Err(e) if matches!(e.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => {
+            return Err(WorktreeError::NoCommits {
+                path: project.to_path_buf(),
+            });
+        }
+        Err(e) => return Err(git(e)),
+    };
+    let branch = head
+        .is_branch()
+        .then(|| head.shorthand().ok().map(str::to_owned))
+        .flatten()
+        .ok_or_else(|| WorktreeError::NoTargetBranch {
+            target: target.to_owned(),
+        })?;
+    let commit = head.peel_to_commit().map_err(git)?;
+    Ok(Base {
+        note: Some(format!(
+            "target branch `{target}` does not exist here; experiments start from the current branch `{branch}`"
+        )),
+        branch,
+        commit: commit.id(),
+    })
+}
+
+/// Creates (or finds) experiment `id`'s branch and worktree. The branch is made from
+/// the tip of `target_branch` (see [`resolve_base`]) only when it does not exist yet:
+/// an existing branch may already hold the experiment's work and is used as it is.
+pub fn create(project: &Path, id: u32, target_branch: &str) -> Result<Workspace, WorktreeError> {
+    let paths = ensure_factory_dir(project)?;
+    let _lock = lock(&paths)?;
+    let repo = open(project)?;
+    let base = resolve_in(&repo, project, target_branch)?;
+    let name = branch_name(id);
+    let branch = match repo.find_branch(&name, BranchType::Local) {
+        Ok(b) => b,
+        Err(e) if e.code() == ErrorCode::NotFound => {
+            let commit = repo.find_commit(base.commit).map_err(git)?;
+            repo.branch(&name, &commit, false).map_err(git)?
+        }
+        Err(e) => return Err(git(e)),
+    };
+    let tip = branch.get().peel_to_commit().map_err(git)?.id();
+    // On an existing branch the base is where it left the target line.
+    let base_commit = if tip == base.commit {
+        tip
+    } else {
+        repo.merge_base(tip, base.commit).unwrap_or(base.commit)
+    };
+    let path = worktree_path(project, id);
+    let registered = repo.find_worktree(&admin_name(id)).ok();
+    let usable = registered
+        .as_ref()
+        .is_some_and(|wt| wt.validate().is_ok() && path.join(".git").exists());
+    if !usable {
+        if let Some(stale) = registered {
+            // Registered but its directory is gone: forget it before adding it again.
+            stale
+                .prune(Some(WorktreePruneOptions::new().valid(true).locked(true)))
+                .map_err(git)?;
+        }
+        clear_leftover(&path)?;
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).map_err(io_at(parent))?;
+        }
+        let reference = branch.into_reference();
+        let mut opts = WorktreeAddOptions::new();
+        opts.reference(Some(&reference));
+        repo.worktree(&admin_name(id), &path, Some(&opts))
+            .map_err(git)?;
+    }
+    Ok(Workspace {
+        branch: name,
+        base_commit: base_commit.to_string(),
+        worktree: absolute(&path),
+        target_branch: base.branch,
+        subdir: subdir_of(&repo, project),
+        note: base.note,
+    })
+}
+
+/// What [`remove`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Removed {
+    /// A worktree was there and is gone now.
+    pub worktree: bool,
+    /// The branch was there and is deleted now.
+    pub branch: bool,
+}
+
+/// Removes experiment `id`'s worktree (and git's record of it) and, when
+/// `delete_branch`, its branch. Whatever is already gone is fine.
+pub fn remove(project: &Path, id: u32, delete_branch: bool) -> Result<Removed, WorktreeError> {
+    let paths = ensure_factory_dir(project)?;
+    let _lock = lock(&paths)?;
+    let repo = open(project)?;
+    let mut removed = Removed::default();
+    let path = worktree_path(project, id);
+    if let Ok(wt) = repo.find_worktree(&admin_name(id)) {
+        wt.prune(Some(
+            WorktreePruneOptions::new()
+                .valid(true)
+                .locked(true)
+                .working_tree(true),
+        ))
+        .map_err(git)?;
+        removed.worktree = true;
+    }
+    if path.exists() {
+        // Only ever our own directory under .factory/worktrees/.
+        fs::remove_dir_all(&path).map_err(io_at(&path))?;
+        removed.worktree = true;
+    }
+    if delete_branch {
+        match repo.find_branch(&branch_name(id), BranchType::Local) {
+            Ok(mut b) => {
+                if b.is_head() {
+                    return Err(WorktreeError::BranchCheckedOut {
+                        branch: branch_name(id),
+                    });
+                }
+                b.delete().map_err(git)?;
+                removed.branch = true;
+            }
+            Err(e) if e.code() == ErrorCode::NotFound => {}
+            Err(e) => return Err(git(e)),
+        }
+    }
+    Ok(removed)
+}
+
+/// The commit experiment `id`'s branch points at, `None` when the branch is gone.
+pub fn branch_tip(project: &Path, id: u32) -> Result<Option<String>, WorktreeError> {
+    let repo = open(project)?;
+    match repo.find_branch(&branch_name(id), BranchType::Local) {
+        Ok(b) => Ok(Some(
+            b.get().peel_to_commit().map_err(git)?.id().to_string(),
+        )),
+        Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(git(e)),
+    }
+}
+
+/// The commit checked out in the worktree at `dir`.
+pub fn head_commit(dir: &Path) -> Result<String, WorktreeError> {
+    let repo = open(dir)?;
+    let head = repo.head().map_err(git)?;
+    Ok(head.peel_to_commit().map_err(git)?.id().to_string())
+}
+
+/// Opens the repository holding `project`; "not a repository" names `git init`.
+pub fn open(project: &Path) -> Result<Repository, WorktreeError> {
+    Repository::discover(project).map_err(|e| {
+        if e.code() == ErrorCode::NotFound {
+            WorktreeError::NotARepo {
+                path: project.to_path_buf(),
+            }
+        } else {
+            git(e)
+        }
+    })
+}
+
+fn lock(paths: &FactoryPaths) -> Result<FileLock, WorktreeError> {
+    // git2 is safe per process but refs and .git/worktrees are shared: concurrent
+    // factory processes take turns.
+    let path = paths.dir().join(".worktrees.lock");
+    FileLock::acquire(&path).map_err(io_at(&path))
+}
+
+/// An empty directory left at the worktree path (a crash mid-add) is removed; anything
+/// with content is not ours to delete.
+fn clear_leftover(path: &Path) -> Result<(), WorktreeError> {
+    match fs::read_dir(path) {
+        Ok(mut entries) => {
+            if entries.next().is_some() {
+                return Err(WorktreeError::PathTaken {
+                    path: path.to_path_buf(),
+                });
+            }
+            fs::remove_dir(path).map_err(io_at(path))
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(io_at(path)(e)),
+    }
+}
+
+fn subdir_of(repo: &Repository, project: &Path) -> PathBuf {
+    let (Some(workdir), Ok(project)) = (repo.workdir(), project.canonicalize()) else {
+        return PathBuf::new();
+    };
+    let workdir = workdir
+        .canonicalize()
+        .unwrap_or_else(|_| workdir.to_path_buf());
+    project
+        .strip_prefix(&workdir)
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
+}
+
+fn git(e: git2::Error) -> WorktreeError {
+    WorktreeError::Git(e.message().to_owned())
+}
+
+fn io_at(path: &Path) -> impl FnOnce(io::Error) -> WorktreeError + '_ {
+    move |source| WorktreeError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Why a branch or worktree could not be made or removed.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum WorktreeError {
+    /// The project is not inside a git repository.
+    #[error("not a git repository: {path}")]
+    #[diagnostic(
+        code(factory::worktrees::not_a_repo),
+        help(
+            "experiments run on their own git branch; run `git init` in the project and commit, e.g. `git init && git add -A && git commit -m init`"
+        )
+    )]
+    NotARepo {
+        /// The project directory.
+        path: PathBuf,
+    },
+    /// The repository has no commit to branch from.
+    #[error("the git repository at {path} has no commits yet")]
+    #[diagnostic(
+        code(factory::worktrees::no_commits),
+        help(
+            "experiments branch from a commit; commit the project first, e.g. `git add -A && git commit -m init`"
+        )
+    )]
+    NoCommits {
+        /// The project directory.
+        path: PathBuf,
+    },
+    /// Neither the target branch nor a current branch exists (detached HEAD).
+    #[error("target branch `{target}` does not exist and HEAD is not on a branch")]
+    #[diagnostic(
+        code(factory::worktrees::no_target_branch),
+        help(
+            "create the branch, check out a branch, or set `target_branch` in factory.md and run `factory init --reparse`"
+        )
+    )]
+    NoTargetBranch {
+        /// The configured target branch.
+        target: String,
+    },
+    /// Something that is not our worktree sits where it belongs.
+    #[error("{path} exists and is not an experiment worktree")]
+    #[diagnostic(
+        code(factory::worktrees::path_taken),
+        help(
+            "move that directory away; factory keeps experiment worktrees under .factory/worktrees/"
+        )
+    )]
+    PathTaken {
+        /// The worktree path.
+        path: PathBuf,
+    },
+    /// The user checked the experiment branch out in their own checkout.
+    #[error("branch `{branch}` is checked out in the project's own checkout")]
+    #[diagnostic(
+        code(factory::worktrees::branch_checked_out),
+        help(
+            "switch the checkout to another branch (e.g. `git switch main`), then finalize again"
+        )
+    )]
+    BranchCheckedOut {
+        /// The branch.
+        branch: String,
+    },
+    /// `.factory/` could not be prepared.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Layout(#[from] LayoutError),
+    /// libgit2 refused an operation.
+    #[error("git failed: {0}")]
+    #[diagnostic(
+        code(factory::worktrees::git),
+        help("check that the repository is readable and writable (`git status` should work)")
+    )]
+    Git(String),
+    /// The file system refused an operation.
+    #[error("cannot access {path}: {source}")]
+    #[diagnostic(
+        code(factory::worktrees::io),
+        help("check that the project's .factory/ directory is writable")
+    )]
+    Io {
+        /// The file or directory involved.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+}
+
+#[cfg(test)]
+mod tests;

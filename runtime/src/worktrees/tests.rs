@@ -1,0 +1,112 @@
+use std::fs;
+use std::path::Path;
+
+use git2::{Repository, Signature};
+
+use super::*;
+
+fn commit_all(repo: &Repository, message: &str) -> Oid {
+    let mut index = repo.index().unwrap();
+    index
+        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+        .unwrap();
+    index.write().unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let sig = Signature::now("t", "t@example.com").unwrap();
+    let parents: Vec<git2::Commit> = repo
+        .head()
+        .ok()
+        .and_then(|h| h.peel_to_commit().ok())
+        .into_iter()
+        .collect();
+    let parents: Vec<&git2::Commit> = parents.iter().collect();
+    repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
+        .unwrap()
+}
+
+fn project_with_commit(dir: &Path) -> Repository {
+    let repo = Repository::init(dir).unwrap();
+    fs::write(dir.join(".gitignore"), ".factory/\n").unwrap();
+    fs::write(dir.join("lib.txt"), "one\n").unwrap();
+    commit_all(&repo, "init");
+    repo
+}
+
+fn current_branch(repo: &Repository) -> String {
+    repo.head().unwrap().shorthand().unwrap().to_owned()
+}
+
+#[test]
+fn create_branches_from_the_tip_and_leaves_the_checkout_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let repo = project_with_commit(dir);
+    let head = current_branch(&repo);
+    let tip = repo.head().unwrap().target().unwrap();
+    fs::write(dir.join("lib.txt"), "one\nuncommitted\n").unwrap();
+    fs::write(dir.join("scratch.txt"), "untracked\n").unwrap();
+
+    let ws = create(dir, 1, "no-such-branch").unwrap();
+    assert_eq!(ws.branch, "factory/exp-001");
+    assert_eq!(ws.base_commit, tip.to_string());
+    assert_eq!(ws.target_branch, head);
+    assert!(ws.note.as_deref().unwrap().contains("no-such-branch"));
+    assert_eq!(
+        fs::read_to_string(ws.code_dir().join("lib.txt")).unwrap(),
+        "one\n"
+    );
+    assert!(!ws.code_dir().join("scratch.txt").exists());
+    assert_eq!(head_commit(&ws.worktree).unwrap(), tip.to_string());
+
+    // The user's checkout: same branch, same files, same index.
+    assert_eq!(current_branch(&repo), head);
+    assert_eq!(
+        fs::read_to_string(dir.join("lib.txt")).unwrap(),
+        "one\nuncommitted\n"
+    );
+    assert_eq!(
+        fs::read_to_string(dir.join("scratch.txt")).unwrap(),
+        "untracked\n"
+    );
+
+    // Idempotent, and the named target is used when it exists.
+    let again = create(dir, 1, &head).unwrap();
+    assert_eq!(again.worktree, ws.worktree);
+    assert_eq!(again.note, None);
+
+    let removed = remove(dir, 1, true).unwrap();
+    assert!(removed.worktree && removed.branch);
+    assert!(!ws.worktree.exists());
+    assert_eq!(branch_tip(dir, 1).unwrap(), None);
+    assert_eq!(remove(dir, 1, true).unwrap(), Removed::default());
+    assert_eq!(current_branch(&repo), head);
+}
+
+#[test]
+fn a_removed_worktree_directory_is_recreated_on_the_existing_branch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let repo = project_with_commit(dir);
+    let ws = create(dir, 2, &current_branch(&repo)).unwrap();
+    fs::write(ws.worktree.join("lib.txt"), "two\n").unwrap();
+    let wt_repo = Repository::open(&ws.worktree).unwrap();
+    let work = commit_all(&wt_repo, "work");
+    fs::remove_dir_all(&ws.worktree).unwrap();
+
+    let back = create(dir, 2, &current_branch(&repo)).unwrap();
+    assert_eq!(head_commit(&back.worktree).unwrap(), work.to_string());
+    assert_eq!(back.base_commit, ws.base_commit);
+    // Keep-style removal leaves the branch.
+    remove(dir, 2, false).unwrap();
+    assert_eq!(branch_tip(dir, 2).unwrap(), Some(work.to_string()));
+}
+
+#[test]
+fn no_repository_and_no_commits_are_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let err = create(tmp.path(), 1, "main").unwrap_err();
+    assert!(matches!(err, WorktreeError::NotARepo { .. }), "{err}");
+    Repository::init(tmp.path()).unwrap();
+    let err = create(tmp.path(), 1, "main").unwrap_err();
+    assert!(matches!(err, WorktreeError::NoCommits { .. }), "{err}");
+}
