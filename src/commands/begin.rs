@@ -74,6 +74,18 @@ pub fn run(args: Args) -> ExitCode {
     if let Some(note) = ws.and_then(|w| w.note.as_deref()) {
         eprintln!("note: {note}");
     }
+    // Inside `factory run`, later nodes learn the experiment from here.
+    let mut published = vec![("exp_id", started.id.to_string())];
+    if let Some(w) = ws {
+        published.push(("branch", w.branch.clone()));
+        published.push(("worktree", w.worktree.display().to_string()));
+    }
+    if let Err(e) = factory_runtime::exec::node::publish_vars(&published) {
+        eprintln!(
+            "warning: cannot tell the run about experiment {}: {e}",
+            started.id
+        );
+    }
     if args.json {
         let value = serde_json::json!({
             "id": started.id,

@@ -271,8 +271,9 @@ pub async fn start(ir: Ir, req: RunRequest, view: &mut View) -> Result<RunEnd, R
     )?;
     cp.state = machine.state.clone();
     cp.save(&paths).map_err(io(&Checkpoint::path(&paths)))?;
-    let end = driver::drive(graph.clone(), cp, env, view, first).await?;
+    let mut end = driver::drive(graph.clone(), cp, env, view, first).await?;
     view.clear();
+    settle_experiment(&project, &mut end);
     Ok(end)
 }
 
@@ -358,9 +359,47 @@ pub async fn resume(project: &Path, force: bool, view: &mut View) -> Result<RunE
         path: Checkpoint::path(&paths),
         source,
     })?;
-    let end = driver::drive(graph.clone(), cp, env, view, first).await?;
+    let mut end = driver::drive(graph.clone(), cp, env, view, first).await?;
     view.clear();
+    settle_experiment(&project, &mut end);
     Ok(end)
+}
+
+/// A run that failed or halted with its experiment still open records it as `error`
+/// (spec §7.2: an agent or eval crash is never a keep), which also removes its
+/// worktree and branch. An experiment that already has a verdict is left as it is.
+fn settle_experiment(project: &Path, end: &mut RunEnd) {
+    let failed = matches!(
+        end.outcome,
+        Some(machine::RunOutcome::Failed { .. } | machine::RunOutcome::Halted { .. })
+    );
+    let Some(id) = end.vars.get("exp_id").and_then(|v| v.parse::<u32>().ok()) else {
+        return;
+    };
+    if !failed {
+        return;
+    }
+    let open = crate::store::load_history(project)
+        .map(|h| !h.records.iter().any(|r| r.id == id))
+        .unwrap_or(false);
+    if !open {
+        return;
+    }
+    let mut outcome = crate::store::Outcome::new(crate::store::Verdict::Error);
+    if let Some(
+        machine::RunOutcome::Failed { node, reason } | machine::RunOutcome::Halted { node, reason },
+    ) = &end.outcome
+    {
+        outcome.notes = format!(
+            "run {} stopped at {node}: {}",
+            end.run_id,
+            reason.lines().next().unwrap_or("")
+        );
+    }
+    if let Err(e) = crate::experiment::finalize(project, id, outcome) {
+        end.async_failures
+            .push(format!("could not record experiment {id} as error: {e}"));
+    }
 }
 
 fn absolute(p: &Path) -> PathBuf {

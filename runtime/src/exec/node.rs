@@ -14,9 +14,9 @@ use serde_json::Value;
 use super::artifacts::{self, Roots};
 use super::graph::Graph;
 use super::machine::NodeResult;
-use crate::sys::async_process::{self, AsyncOutput, ProcessSpec};
 use super::template::{self, TemplateContext};
 use crate::project::layout::FactoryPaths;
+use crate::sys::async_process::{self, AsyncOutput, ProcessSpec};
 
 /// A node's default time limit when it declares none.
 pub const DEFAULT_NODE_TIMEOUT: Duration = Duration::from_secs(3600);
@@ -275,6 +275,23 @@ pub async fn run(
     report
 }
 
+/// The environment variable naming where a node's command may publish values.
+pub const VARS_FILE_ENV: &str = "FACTORY_VARS_FILE";
+
+/// Publishes `vars` to the run that started this process, when one did (the reader is
+/// [`published_vars`]). Outside a run this does nothing.
+pub fn publish_vars(vars: &[(&str, String)]) -> std::io::Result<()> {
+    let Some(path) = std::env::var_os(VARS_FILE_ENV) else {
+        return Ok(());
+    };
+    let map: serde_json::Map<String, Value> = vars
+        .iter()
+        .map(|(k, v)| (k.to_string(), Value::from(v.as_str())))
+        .collect();
+    let bytes = serde_json::to_vec(&map).map_err(std::io::Error::other)?;
+    crate::sys::files::atomic_write(Path::new(&path), &bytes)
+}
+
 /// Values the node's command published for later nodes: a command may write a JSON
 /// object of strings to `$FACTORY_VARS_FILE` (`factory begin` writes the experiment's
 /// `exp_id`, `branch` and `worktree` there). Exact under concurrency, and cheap.
@@ -378,7 +395,11 @@ fn user_gate(cx: &NodeCx<'_>) -> Result<NodeReport, String> {
 
 /// The last `n` lines of stderr (else stdout), for error messages.
 fn tail(out: &AsyncOutput, n: usize) -> String {
-    let text = if out.stderr.trim().is_empty() { &out.stdout } else { &out.stderr };
+    let text = if out.stderr.trim().is_empty() {
+        &out.stdout
+    } else {
+        &out.stderr
+    };
     let lines: Vec<&str> = text.trim_end().lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
