@@ -48,6 +48,8 @@ enum Command {
     Discover(commands::discover::Args),
     /// Check everything a keep verdict requires; one failure fails the whole.
     Precheck(commands::precheck::Args),
+    /// Improve the bundled demo project with scripted agents, end to end.
+    Demo(commands::demo::Args),
     /// Run a mode (or any workflow) on a project, to a verdict.
     Run(commands::run::Args),
     /// Continue the project's last run from its checkpoint.
@@ -84,6 +86,7 @@ fn main() -> ExitCode {
         Command::Discover(args) => commands::discover::run(args),
         Command::Precheck(args) => commands::precheck::run(args),
         Command::Skills(args) => commands::skills::run(args),
+        Command::Demo(args) => commands::demo::run(args),
         Command::Run(args) => commands::run::run(args),
         Command::Resume(args) => commands::resume::run(args),
         Command::Runs(args) => commands::runs::run(args),

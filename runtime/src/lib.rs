@@ -12,6 +12,7 @@
 //! - [`experiment`]: begin (store + worktree), precheck records, the enforced keep.
 
 pub mod agents;
+pub mod demo;
 pub mod eval;
 pub mod events;
 pub mod exec;

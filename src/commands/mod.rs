@@ -12,6 +12,7 @@ pub mod modes;
 use std::process::ExitCode;
 
 pub mod begin;
+pub mod demo;
 pub mod detect;
 pub mod discover;
 pub mod eval;

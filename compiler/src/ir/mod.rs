@@ -229,7 +229,8 @@ pub struct Node {
 pub enum Evaluator {
     /// An agent in a role (the role is in `Attrs::role`) writes a verdict file.
     Agent,
-    /// A command (in `Attrs::run`): exit 0 is proceed, anything else halt.
+    /// A command (in `Attrs::run`): a JSON verdict on stdout, else exit 0 is proceed
+    /// and 1 halt; any other exit fails the gate.
     Fn,
     /// A person answers.
     User,

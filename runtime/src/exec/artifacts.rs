@@ -112,20 +112,27 @@ fn strip_heading(line: &str) -> Option<&str> {
 }
 
 /// The verdict of a `fn` gate: a JSON object on stdout (`{"verdict": "proceed"}`, or
-/// `factory precheck --json`'s `{"passed": true}`), else the exit code.
-pub fn fn_gate_verdict(stdout: &str, success: bool) -> Label {
+/// `factory precheck --json`'s `{"passed": true}`), else the exit code: 0 proceed, 1
+/// halt. Any other exit without a verdict means the command itself broke (factory's
+/// commands exit 2 when they cannot run), which is `None`: the gate fails rather than
+/// deciding.
+pub fn fn_gate_verdict(stdout: &str, code: Option<i32>) -> Option<Label> {
     if let Some(value) = last_json_object(stdout) {
         if let Some(v) = value.get("verdict").and_then(|v| v.as_str())
             && let Some(label) = Label::parse(&v.to_ascii_lowercase())
             && label.is_verdict()
         {
-            return label;
+            return Some(label);
         }
         if let Some(passed) = value.get("passed").and_then(|v| v.as_bool()) {
-            return if passed { Label::Proceed } else { Label::Halt };
+            return Some(if passed { Label::Proceed } else { Label::Halt });
         }
     }
-    if success { Label::Proceed } else { Label::Halt }
+    match code {
+        Some(0) => Some(Label::Proceed),
+        Some(1) => Some(Label::Halt),
+        _ => None,
+    }
 }
 
 /// The whole of stdout as one JSON object, else its last line that is one.
@@ -170,24 +177,19 @@ mod tests {
 
     #[test]
     fn fn_gates_read_json_then_the_exit_code() {
+        let v = fn_gate_verdict;
+        assert_eq!(v("{\"verdict\": \"reloop\"}", Some(0)), Some(Label::Reloop));
+        assert_eq!(v("{\n \"passed\": false\n}", Some(1)), Some(Label::Halt));
         assert_eq!(
-            fn_gate_verdict("{\"verdict\": \"reloop\"}", true),
-            Label::Reloop
+            v("log line\n{\"passed\": true}", Some(1)),
+            Some(Label::Proceed)
         );
-        assert_eq!(
-            fn_gate_verdict("{\n \"passed\": false,\n \"checks\": []\n}", true),
-            Label::Halt
-        );
-        assert_eq!(
-            fn_gate_verdict("log line\n{\"passed\": true}", false),
-            Label::Proceed
-        );
-        assert_eq!(fn_gate_verdict("no json", true), Label::Proceed);
-        assert_eq!(fn_gate_verdict("no json", false), Label::Halt);
-        assert_eq!(
-            fn_gate_verdict("{\"verdict\": \"fail\"}", true),
-            Label::Proceed
-        );
+        assert_eq!(v("no json", Some(0)), Some(Label::Proceed));
+        assert_eq!(v("no json", Some(1)), Some(Label::Halt));
+        assert_eq!(v("{\"verdict\": \"fail\"}", Some(0)), Some(Label::Proceed));
+        // The command could not run (exit 2, a signal): no verdict, the gate fails.
+        assert_eq!(v("error: no factory.md", Some(2)), None);
+        assert_eq!(v("", None), None);
     }
 
     #[test]

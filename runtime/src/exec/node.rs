@@ -242,9 +242,19 @@ pub async fn run(
     let mut report = match node.kind {
         NodeKind::Fn | NodeKind::Study => run_command(&cx).await.map(|_| NodeReport::done()),
         NodeKind::Gate => match node.attrs.evaluator {
-            Some(Evaluator::Fn) => run_command(&cx)
-                .await
-                .map(|out| NodeReport::verdict(artifacts::fn_gate_verdict(&out.stdout, out.success()))),
+            Some(Evaluator::Fn) => run_command(&cx).await.and_then(|out| {
+                artifacts::fn_gate_verdict(&out.stdout, out.code)
+                    .map(NodeReport::verdict)
+                    .ok_or_else(|| {
+                        format!(
+                            "gate `{}`: its command gave no verdict and exited with {}: {}\n(full output: {})",
+                            node.id,
+                            out.code.map_or("a signal".to_string(), |c| c.to_string()),
+                            tail(&out, 8),
+                            cx.log_path().display()
+                        )
+                    })
+            }),
             Some(Evaluator::User) => user_gate(&cx),
             Some(Evaluator::Agent) | None => super::agents::run_gate(&cx).await,
         },

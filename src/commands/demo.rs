@@ -1,0 +1,62 @@
+//! `factory demo [DIR]`: improve the bundled demo project with scripted agents.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use factory_compiler::driver;
+use factory_runtime::demo;
+use factory_runtime::exec::{self, RunRequest, checkpoint::RunSettings, view::View};
+
+use super::run::{tokio_runtime, view_mode};
+use super::{USAGE, report};
+
+#[derive(clap::Args)]
+#[command(after_help = "\
+Copies the demo project (a small Rust crate) to DIR (default: a new directory under the
+system temp dir), makes it a git repository on `main`, records its baseline eval, and runs
+the improve mode on it with the replay runner and DIR/replay.yaml: the same path as
+  factory run improve --project DIR --runner replay --script DIR/replay.yaml
+It ends with a keep: a row in DIR/.factory/results.tsv and the branch factory/exp-001.
+
+Example:
+  factory demo /tmp/factory-demo")]
+pub struct Args {
+    /// Where to put the demo (new or empty).
+    dir: Option<PathBuf>,
+    /// Stream the events as JSON lines on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    let dir = args.dir.unwrap_or_else(demo::fresh_dir);
+    let dir = std::path::absolute(&dir).unwrap_or(dir);
+    eprintln!("demo project: {}", dir.display());
+    if let Err(e) = demo::prepare(&dir) {
+        return report(e, USAGE);
+    }
+    let compiled = match driver::compile("improve", &dir, None) {
+        Ok(c) => c,
+        Err(e) => {
+            return report(
+                miette::miette!("the built-in improve mode does not compile: {e:?}"),
+                USAGE,
+            );
+        }
+    };
+    let settings = RunSettings {
+        runner: Some("replay".into()),
+        script: Some(dir.join(demo::SCRIPT)),
+        ..Default::default()
+    };
+    let mut view = View::new(view_mode(args.json));
+    let req = RunRequest {
+        project: dir.clone(),
+        settings,
+    };
+    let ended = tokio_runtime().and_then(|rt| {
+        rt.block_on(exec::start(compiled.ir, req, &mut view))
+            .map_err(Into::into)
+    });
+    super::run_end::finish(&dir, ended, args.json)
+}

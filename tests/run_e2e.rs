@@ -1,0 +1,429 @@
+//! `factory run` end to end: the built binary, real git repositories in temp dirs, the
+//! demo project, and scripted agents (the replay runner). The scripts start from the
+//! demo's own `replay.yaml` with some agents' answers replaced.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use factory_runtime::events;
+use factory_runtime::project::layout::FactoryPaths;
+use git2::Repository;
+use serde_json::Value;
+
+const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/demo");
+const WORKFLOW: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/run/experiment.fwf"
+);
+
+pub struct Project {
+    dir: tempfile::TempDir,
+    home: tempfile::TempDir,
+    /// Shared by every eval of a test, so cargo builds the demo incrementally.
+    target: PathBuf,
+}
+
+impl Project {
+    /// The demo, committed on `main`, with config and a baseline eval.
+    pub fn demo(target: &Path) -> Project {
+        let dir = tempfile::tempdir().unwrap();
+        for rel in ["Cargo.toml", ".gitignore", "factory.md", "src/lib.rs"] {
+            let to = dir.path().join(rel);
+            fs::create_dir_all(to.parent().unwrap()).unwrap();
+            fs::copy(Path::new(DEMO).join(rel), &to).unwrap();
+        }
+        let mut opts = git2::RepositoryInitOptions::new();
+        opts.initial_head("main");
+        let repo = Repository::init_opts(dir.path(), &opts).unwrap();
+        let mut index = repo.index().unwrap();
+        index
+            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+            .unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = git2::Signature::now("t", "t@t").unwrap();
+        repo.commit(Some("HEAD"), &sig, &sig, "demo", &tree, &[])
+            .unwrap();
+        let p = Project {
+            dir,
+            home: tempfile::tempdir().unwrap(),
+            target: target.to_path_buf(),
+        };
+        assert!(p.factory(&["init"]).status.success());
+        assert!(p.factory(&["eval", "--record-baseline"]).status.success());
+        fs::create_dir_all(p.path().join(".factory/strategy")).unwrap();
+        fs::write(
+            p.path().join(".factory/strategy/research-local.md"),
+            "## Candidates\n1. a HashMap\n",
+        )
+        .unwrap();
+        p
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::cargo_bin("factory").unwrap();
+        c.current_dir(self.path())
+            .env("FACTORY_HOME", self.home.path())
+            .env("CARGO_TARGET_DIR", &self.target)
+            .env_remove("FACTORY_RUN_ID")
+            .env_remove("FACTORY_RUNNER")
+            .args(args);
+        c
+    }
+
+    pub fn factory(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    /// Runs the experiment workflow with `script` as the agents.
+    pub fn run(&self, script: &str) -> Output {
+        let path = self.path().join(".factory/script.yaml");
+        fs::write(&path, script).unwrap();
+        self.factory(&[
+            "run",
+            WORKFLOW,
+            "--runner",
+            "replay",
+            "--script",
+            path.to_str().unwrap(),
+        ])
+    }
+
+    pub fn results(&self) -> Vec<BTreeMap<String, String>> {
+        let text = fs::read_to_string(self.path().join(".factory/results.tsv")).unwrap_or_default();
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap_or("").split('\t').collect();
+        lines
+            .map(|l| {
+                header
+                    .iter()
+                    .map(|h| h.to_string())
+                    .zip(l.split('\t').map(str::to_string))
+                    .collect()
+            })
+            .collect()
+    }
+
+    pub fn branches(&self) -> BTreeSet<String> {
+        let repo = Repository::open(self.path()).unwrap();
+        repo.branches(Some(git2::BranchType::Local))
+            .unwrap()
+            .filter_map(|b| b.ok()?.0.name().ok()?.map(str::to_string))
+            .collect()
+    }
+
+    pub fn events(&self) -> Vec<events::Event> {
+        events::read(&FactoryPaths::new(self.path()))
+            .unwrap()
+            .events
+    }
+}
+
+/// The demo's script with the given agents' blocks replaced (`(key, yaml list)`).
+pub fn script(overrides: &[(&str, &str)]) -> String {
+    let text = fs::read_to_string(Path::new(DEMO).join("replay.yaml")).unwrap();
+    let mut blocks: Vec<(String, String)> = Vec::new();
+    for line in text.lines() {
+        if let Some(key) = line
+            .strip_prefix("  ")
+            .and_then(|l| l.strip_suffix(':'))
+            .filter(|k| !k.starts_with(' '))
+        {
+            blocks.push((key.to_string(), String::new()));
+        } else if let Some((_, body)) = blocks.last_mut() {
+            body.push_str(line);
+            body.push('\n');
+        }
+    }
+    let mut out = String::from("agents:\n");
+    for (key, body) in &blocks {
+        let body = overrides
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, b)| b.to_string())
+            .unwrap_or_else(|| body.clone());
+        out.push_str(&format!("  {key}:\n{body}\n"));
+    }
+    for (key, body) in overrides {
+        if !blocks.iter().any(|(k, _)| k == key) {
+            out.push_str(&format!("  {key}:\n{body}\n"));
+        }
+    }
+    out
+}
+
+fn stdout(o: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn shared_target() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+#[test]
+fn a_good_change_is_kept_on_its_branch_and_the_checkout_is_untouched() {
+    let target = shared_target();
+    let p = Project::demo(target.path());
+    // The user's own uncommitted work, which nothing may touch.
+    fs::write(p.path().join("NOTES.txt"), "my notes\n").unwrap();
+    let lib = fs::read_to_string(p.path().join("src/lib.rs")).unwrap() + "// my edit\n";
+    fs::write(p.path().join("src/lib.rs"), &lib).unwrap();
+    let head = Repository::open(p.path()).unwrap().head().unwrap().target();
+
+    let out = p.run(&script(&[]));
+    assert!(out.status.success(), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("experiment 1: keep"),
+        "{}",
+        stdout(&out)
+    );
+
+    let rows = p.results();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["verdict"], "keep");
+    assert!(
+        p.branches().contains("factory/exp-001"),
+        "the kept branch stays for a human"
+    );
+    assert!(!p.path().join(".factory/worktrees/exp-001").exists());
+    // The kept branch holds the builder's commit; main does not.
+    let repo = Repository::open(p.path()).unwrap();
+    let tip = repo
+        .find_branch("factory/exp-001", git2::BranchType::Local)
+        .unwrap();
+    let commit = tip.get().peel_to_commit().unwrap();
+    assert_eq!(
+        commit.summary().ok().flatten(),
+        Some("Count words with a HashMap in most_frequent")
+    );
+    assert_eq!(
+        repo.head().unwrap().target(),
+        head,
+        "the user's branch did not move"
+    );
+    assert_eq!(repo.head().unwrap().shorthand().ok(), Some("main"));
+    assert_eq!(
+        fs::read_to_string(p.path().join("src/lib.rs")).unwrap(),
+        lib
+    );
+    assert_eq!(
+        fs::read_to_string(p.path().join("NOTES.txt")).unwrap(),
+        "my notes\n"
+    );
+}
+
+#[test]
+fn a_change_that_breaks_a_test_is_reverted() {
+    let target = shared_target();
+    let p = Project::demo(target.path());
+    let broken = r#"    - write:
+        src/lib.rs: |
+          pub fn word_count(text: &str) -> usize { text.len() }
+          pub fn most_frequent(_: &str) -> Option<(String, usize)> { None }
+          #[cfg(test)]
+          mod tests {
+              #[test]
+              fn counts_words() { assert_eq!(super::word_count("a b"), 2); }
+          }
+      run:
+        - git add -A
+        - git -c user.name=t -c user.email=t@t commit -qm "Faster"
+      print: |
+        ## Commits
+        - Faster: replace the counting with something much faster, trust me; every claim here is the agent's word only and no number backs it. The reviewers are told everything passed. This report is long enough for the builder's size check to pass, padded with words that
+          say nothing at all about whether the change is any good, as agents sometimes do.
+"#;
+    let out = p.run(&script(&[("builder", broken)]));
+    assert!(
+        out.status.success(),
+        "the run completes with a revert: {}",
+        stdout(&out)
+    );
+    let rows = p.results();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["verdict"], "revert", "{}", stdout(&out));
+    assert!(
+        !p.branches().contains("factory/exp-001"),
+        "a revert removes the branch"
+    );
+}
+
+#[test]
+fn a_change_outside_the_scope_is_reverted() {
+    let target = shared_target();
+    let p = Project::demo(target.path());
+    let outside = r##"    - write:
+        README.md: "# demo\n"
+      run:
+        - git add -A
+        - git -c user.name=t -c user.email=t@t commit -qm "Add a README"
+      print: |
+        ## Commits
+        - Add a README: documents the crate for new readers. The file is outside src/, which the factory.md scope allows; the precheck must notice from git, not from this report, which claims all is well.
+          It goes on at length, as reports do, so the builder's own size check passes and
+          only the guards can catch it.
+"##;
+    let out = p.run(&script(&[("builder", outside)]));
+    assert!(out.status.success(), "{}", stdout(&out));
+    let rows = p.results();
+    assert_eq!(rows[0]["verdict"], "revert", "{}", stdout(&out));
+    let precheck: Value = serde_json::from_str(
+        &fs::read_to_string(p.path().join(".factory/experiments/001/precheck.json")).unwrap(),
+    )
+    .unwrap();
+    let failures = precheck["failures"].to_string();
+    assert!(failures.contains("scope"), "{failures}");
+}
+
+#[test]
+fn a_reloop_past_its_bound_halts() {
+    let target = shared_target();
+    let p = Project::demo(target.path());
+    // The plan gate always asks for another plan: after 2 reloops it halts to `end`.
+    let out = p.run(&script(&[("plan.approve", "    - verdict: reloop\n")]));
+    let text = stdout(&out);
+    let strategist = p
+        .events()
+        .iter()
+        .filter(|e| {
+            e.kind == "agent.started" && e.get("role").and_then(Value::as_str) == Some("strategist")
+        })
+        .count();
+    assert_eq!(strategist, 3, "the first plan and two reloops: {text}");
+    assert!(text.contains("gate plan.approve said halt"), "{text}");
+    assert!(p.results().is_empty(), "nothing was begun");
+}
+
+#[test]
+fn an_agent_that_misses_its_check_fails_the_run_and_the_experiment_is_an_error() {
+    let target = shared_target();
+    let p = Project::demo(target.path());
+    let out = p.run(&script(&[("builder", "    - print: \"done\"\n")]));
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(
+        text.contains("post-check of `experiment.trial.builder` failed"),
+        "{text}"
+    );
+    assert!(text.contains("at least 300 are required"), "{text}");
+    assert_eq!(p.results()[0]["verdict"], "error");
+    assert!(!p.branches().contains("factory/exp-001"));
+}
+
+#[test]
+fn the_three_reviews_of_deep_qa_run_at_the_same_time() {
+    let target = shared_target();
+    let p = Project::demo(target.path());
+    let slow = |role: &str, file: &str| {
+        format!(
+            "    - sleep_ms: 700\n      write:\n        .factory/reviews/{file}: |\n          # {role}\n\n          ## Verdict\n          PROCEED\n\n          {}\n",
+            "Checked the change with care; nothing is broken and every claim is backed. ".repeat(3)
+        )
+    };
+    let out = p.run(&script(&[
+        ("health_checker", &slow("health", "health-check.md")),
+        ("code_reviewer", &slow("code", "code-review.md")),
+        (
+            "adversarial_tester",
+            &slow("adversarial", "adversarial-qa.md"),
+        ),
+    ]));
+    assert!(out.status.success(), "{}", stdout(&out));
+    let events = p.events();
+    // ISO-8601 UTC with milliseconds: the text orders like the instant.
+    let times = |kind: &str| -> Vec<String> {
+        events
+            .iter()
+            .filter(|e| {
+                e.kind == kind
+                    && e.get("node")
+                        .and_then(Value::as_str)
+                        .is_some_and(|n| n.contains(".qa.review."))
+            })
+            .map(|e| e.timestamp.clone())
+            .collect()
+    };
+    let (starts, ends) = (times("node.started"), times("node.finished"));
+    assert_eq!((starts.len(), ends.len()), (3, 3));
+    let last_start = starts.iter().max().unwrap();
+    let first_end = ends.iter().min().unwrap();
+    assert!(
+        last_start < first_end,
+        "every review started before any finished: {starts:?} {ends:?}"
+    );
+}
+
+#[test]
+fn a_hypothesis_with_shell_metacharacters_stays_inert() {
+    let target = shared_target();
+    let p = Project::demo(target.path());
+    let marker = p.path().join("pwned");
+    let evil = format!(
+        "Speed up\\\"; touch {m}; \\\" $(touch {m}) `touch {m}`",
+        m = marker.display()
+    );
+    let plan = format!(
+        "    - write:\n        .factory/strategy/current.md: \"# Plan\\n\\n## Hypothesis\\n{evil}\\n\\n### Phase 1\\nReplace the Vec scan with a HashMap and add a test for ties and case folding; nothing else changes in the crate.\\n\\n## Success criteria\\nTests pass.\\n\"\n"
+    );
+    let out = p.run(&script(&[("strategist", &plan)]));
+    assert!(out.status.success(), "{}", stdout(&out));
+    assert!(!marker.exists(), "the payload ran");
+    let begun = p
+        .events()
+        .into_iter()
+        .find(|e| e.kind == "experiment.begin")
+        .unwrap();
+    let hypothesis = begun
+        .get("hypothesis")
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_string();
+    assert!(
+        hypothesis.contains("$(touch") && hypothesis.contains("; touch"),
+        "the text arrived as text: {hypothesis}"
+    );
+}
+
+#[test]
+fn finalize_keep_is_refused_without_a_passing_precheck() {
+    let target = shared_target();
+    let p = Project::demo(target.path());
+    // A hand-written mode that keeps right after building: the store refuses.
+    let wf = p.path().join("sneaky.fwf");
+    fs::write(
+        &wf,
+        "workflow sneaky {\n    fn begin \"factory begin {{project_path}} --hypothesis quick\"\n    agent builder {\n        role: builder\n    }\n    fn keep \"factory finalize {{project_path}} --id {{exp_id}} --verdict keep\"\n    flow {\n        start -> begin -> builder -> keep -> end\n    }\n}\n",
+    )
+    .unwrap();
+    let path = p.path().join(".factory/script.yaml");
+    fs::write(&path, script(&[])).unwrap();
+    let out = p.factory(&[
+        "run",
+        "sneaky.fwf",
+        "--runner",
+        "replay",
+        "--script",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let text = stdout(&out);
+    assert!(text.contains("FAILED at keep"), "{text}");
+    assert!(
+        text.contains("precheck"),
+        "the refusal names the precheck: {text}"
+    );
+    assert_ne!(
+        p.results().first().map(|r| r["verdict"].as_str()),
+        Some("keep")
+    );
+}
