@@ -378,10 +378,11 @@ fn run_interactive(
             } else {
                 kinds::AGENT_FAILED
             };
-            crate::events::append(
-                &paths,
-                &base(kind).with("exit_code", code).with("duration_ms", ms),
-            )?;
+            let mut event = base(kind).with("exit_code", code).with("duration_ms", ms);
+            if code != 0 {
+                event = event.with("reason", "exit");
+            }
+            crate::events::append(&paths, &event)?;
             Ok(RoleOutcome::Interactive(code))
         }
         Err(err) => {
