@@ -56,6 +56,8 @@ enum Command {
     Resume(commands::resume::Args),
     /// List the project's past runs and their outcomes.
     Runs(commands::runs::Args),
+    /// Run one agent role through a runner and capture its review.
+    Agent(commands::agent::Args),
     /// Export the workflows as Agent Skills (SKILL.md) or check exported ones for drift.
     Skills(commands::skills::Args),
 }
@@ -90,6 +92,7 @@ fn main() -> ExitCode {
         Command::Run(args) => commands::run::run(args),
         Command::Resume(args) => commands::resume::run(args),
         Command::Runs(args) => commands::runs::run(args),
+        Command::Agent(args) => commands::agent::run(args),
     }
 }
 

@@ -10,6 +10,9 @@
 //! - [`precheck`]: the aggregate keep gate.
 //! - [`worktrees`]: each experiment's branch `factory/exp-NNN` and its git worktree.
 //! - [`experiment`]: begin (store + worktree), precheck records, the enforced keep.
+//! - [`runners`]: the runner trait and the `exec` and `replay` runners (async).
+//! - [`agents`]: prompt tiers and one agent invocation — events, review, outputs.
+//! - [`exec`]: the executor — a pure machine over the IR and its tokio driver.
 
 pub mod agents;
 pub mod demo;

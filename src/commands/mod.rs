@@ -11,6 +11,7 @@ pub mod modes;
 
 use std::process::ExitCode;
 
+pub mod agent;
 pub mod begin;
 pub mod demo;
 pub mod detect;

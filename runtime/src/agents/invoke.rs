@@ -198,7 +198,14 @@ impl Terminal {
             ("role", Value::from(req.role.clone())),
             ("node", opt(req.node.as_deref())),
             ("run_id", opt(req.env_value("FACTORY_RUN_ID"))),
-            ("exp_id", opt(req.env_value("FACTORY_EXP_ID"))),
+            // A number, as in `experiment.begin`, when it is one.
+            (
+                "exp_id",
+                match req.env_value("FACTORY_EXP_ID") {
+                    Some(v) => v.trim().parse::<u64>().map_or(Value::from(v), Value::from),
+                    None => Value::Null,
+                },
+            ),
         ];
         let started = base
             .iter()

@@ -288,10 +288,16 @@ pub fn run_role(
         .or_else(|| std::env::var("FACTORY_RUNNER").ok())
         .filter(|s| !s.trim().is_empty())
         .ok_or(AgentError::NoRunner)?;
+    // The environment fills what the flags left out, so a parent (a CEO agent calling
+    // `factory agent`) can pass its runner down once.
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
     let spec = RunnerSpec {
         name,
-        agent_cmd: run.agent_cmd.clone(),
-        script: run.script.clone(),
+        agent_cmd: run.agent_cmd.clone().or_else(|| env("FACTORY_AGENT_CMD")),
+        script: run
+            .script
+            .clone()
+            .or_else(|| env("FACTORY_REPLAY_SCRIPT").map(PathBuf::from)),
     };
     let runner = crate::runners::build_runner(&spec).map_err(AgentError::setup)?;
     let resolved = resolve_prompt(&project, &run.role)?;
@@ -306,6 +312,14 @@ pub fn run_role(
         visit: 1,
         ..AgentRequest::default()
     };
+    // Asked-for capabilities are checked before anything runs: a setup mistake, not a
+    // failed agent.
+    if run.model.is_some() {
+        runner
+            .meta()
+            .require(Capability::ModelSelection)
+            .map_err(AgentError::setup)?;
+    }
     if run.interactive {
         runner
             .meta()
@@ -364,10 +378,11 @@ fn run_interactive(
             } else {
                 kinds::AGENT_FAILED
             };
-            crate::events::append(
-                &paths,
-                &base(kind).with("exit_code", code).with("duration_ms", ms),
-            )?;
+            let mut event = base(kind).with("exit_code", code).with("duration_ms", ms);
+            if code != 0 {
+                event = event.with("reason", "exit");
+            }
+            crate::events::append(&paths, &event)?;
             Ok(RoleOutcome::Interactive(code))
         }
         Err(err) => {

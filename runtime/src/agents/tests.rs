@@ -158,7 +158,7 @@ fn twenty_concurrent_invocations_each_get_exactly_one_terminal_event() {
     let log = events::read(&FactoryPaths::new(&project)).unwrap();
     let first = log.of_kind(kinds::AGENT_STARTED).next().unwrap();
     assert_eq!(first.get("run_id"), Some(&Value::from("run-1")));
-    assert_eq!(first.get("exp_id"), Some(&Value::from("4")));
+    assert_eq!(first.get("exp_id"), Some(&Value::from(4)));
     assert_eq!(first.get("runner"), Some(&Value::from("replay")));
 }
 

@@ -5,6 +5,7 @@
 //! shell-quoted word each, so a prompt or path full of metacharacters stays inert. The
 //! prompt also goes to stdin, and everything else in `FACTORY_*` variables.
 
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -177,11 +178,22 @@ impl PromptFile {
             std::process::id(),
             COUNTER.fetch_add(1, Ordering::Relaxed)
         ));
-        std::fs::write(&path, prompt).map_err(|source| RunnerError::Io {
+        let io = |source| RunnerError::Io {
             path: path.clone(),
             source,
-        })?;
-        Ok(Self { path })
+        };
+        // create_new + 0600: never follow a planted symlink, never readable by others.
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(io)?;
+        let written = std::io::Write::write_all(&mut file, prompt.as_bytes()).map_err(io);
+        // Created: from here on the guard removes it, also when the write failed.
+        let file = Self { path: path.clone() };
+        written?;
+        Ok(file)
     }
 }
 

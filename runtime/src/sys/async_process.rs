@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
 use super::process::ProcessError;
 
@@ -98,40 +98,42 @@ pub async fn run(
     spec: &ProcessSpec,
     on_line: &(dyn Fn(&str) + Send + Sync),
 ) -> Result<AsyncOutput, ProcessError> {
+    let spawn_err = |source| ProcessError::Spawn {
+        command: spec.label(),
+        dir: spec.cwd.clone(),
+        source,
+    };
+    // Our own pipe for stdin, so it can be written from a thread that ignores SIGPIPE.
+    let (stdin_read, stdin_write) = match &spec.stdin {
+        Some(_) => {
+            let (r, w) = std::io::pipe().map_err(spawn_err)?;
+            (Some(r), Some(w))
+        }
+        None => (None, None),
+    };
     let mut cmd = tokio::process::Command::new(&spec.program);
     cmd.args(&spec.args)
         .current_dir(&spec.cwd)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .stdin(if spec.stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
+        .stdin(match &stdin_read {
+            Some(r) => Stdio::from(r.try_clone().map_err(spawn_err)?),
+            None => Stdio::null(),
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         // Own process group: killpg reaches grandchildren too.
         .process_group(0);
     let start = Instant::now();
-    let mut child = spawn_retrying_busy(&mut cmd)
-        .await
-        .map_err(|source| ProcessError::Spawn {
-            command: spec.label(),
-            dir: spec.cwd.clone(),
-            source,
-        })?;
+    let mut child = spawn_retrying_busy(&mut cmd).await.map_err(spawn_err)?;
+    // Only the child may hold the read end, or a child that exits early would leave
+    // our writer blocked on a pipe nobody reads.
+    drop(cmd);
+    drop(stdin_read);
     let mut guard = GroupGuard {
         pgid: child.id().map(|id| id as libc::pid_t),
     };
 
-    let stdin_bytes = spec.stdin.clone().unwrap_or_default();
-    let stdin = child.stdin.take();
-    let feed = async move {
-        if let Some(mut w) = stdin {
-            // A child that never reads its stdin closes the pipe; that is its business.
-            let _ = w.write_all(&stdin_bytes).await;
-            let _ = w.shutdown().await;
-        }
-    };
+    let feed = feed_stdin(stdin_write, spec.stdin.clone().unwrap_or_default());
     let out = read_lines(child.stdout.take(), MAX_STDOUT, Some(on_line));
     let err = read_lines(child.stderr.take(), MAX_STDERR, None);
     let wait = child.wait();
@@ -181,6 +183,29 @@ pub async fn run(
         timed_out,
         elapsed: start.elapsed(),
     })
+}
+
+/// Writes `bytes` to the child's stdin on a thread of its own with SIGPIPE blocked: a
+/// child that exits without reading its stdin must not kill a binary that restored
+/// SIGPIPE's default (the `factory` CLI does). The pending signal dies with the thread.
+async fn feed_stdin(pipe: Option<std::io::PipeWriter>, bytes: Vec<u8>) {
+    let Some(mut pipe) = pipe else { return };
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        // SAFETY: the set is initialised by sigemptyset before use, and the mask
+        // changes only this thread, which does nothing but this write.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGPIPE);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        }
+        // A child that never reads its stdin closes the pipe; that is its business.
+        let _ = std::io::Write::write_all(&mut pipe, &bytes);
+        drop(pipe);
+        let _ = tx.send(());
+    });
+    let _ = rx.await;
 }
 
 /// Reads a stream to its end, keeping at most `cap` bytes (the tail for stderr, the

@@ -69,6 +69,10 @@ fn agent_gets_the_factory_env() {
     assert_eq!(env["FACTORY_MODEL"], "");
     assert_eq!(env["FACTORY_RUN_ID"], "run-7");
     assert!(env["FACTORY_PROMPT_FILE"].contains("factory-prompt-builder"));
+    assert!(
+        !Path::new(env["FACTORY_PROMPT_FILE"]).exists(),
+        "the prompt file outlived the run"
+    );
     // FACTORY_OUTPUTS is newline-separated, so it spans lines of `env`.
     assert!(out.stdout.contains(&format!(
         "FACTORY_OUTPUTS={}\n{}\n",
@@ -213,4 +217,18 @@ fn a_missing_program_is_named_with_how_to_pick_another() {
     assert!(ExecRunner::new("./agent.sh").is_ok());
     assert!(ExecRunner::new("\"$AGENT\" --go").is_ok());
     assert!(ExecRunner::new("/nonexistent/agent").is_err());
+}
+
+#[test]
+fn interactive_runs_the_command_with_the_prompt_file_and_returns_its_code() {
+    let tmp = tempfile::tempdir().unwrap();
+    let req = request(tmp.path());
+    let runner =
+        ExecRunner::new("test -f {prompt_file} && cp {prompt_file} seen.md; exit 3").unwrap();
+    assert!(runner.meta().capabilities.interactive);
+    assert_eq!(runner.run_interactive(&req).unwrap(), 3);
+    assert_eq!(
+        fs::read_to_string(req.cwd.join("seen.md")).unwrap(),
+        req.prompt
+    );
 }

@@ -1,0 +1,99 @@
+//! `factory agent ROLE`: run one specialist agent through a runner, capture its output
+//! as `.factory/reviews/<role>[-TAG]-latest.md` and log its `agent.*` events.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use factory_runtime::agents::{self, AgentError, RoleOutcome, RoleRun};
+
+use super::{FAILED, OK, USAGE, report};
+
+/// Run one agent role (researcher, strategist, builder, ceo, ...) in the project.
+#[derive(clap::Args)]
+#[command(after_help = "\
+The prompt is the project's .factory/agents/<role>.md, else ~/.factory/agents/prompts/<role>.md,
+else the built-in one, with the role's playbook appended. The agent's stdout is streamed here
+and saved as .factory/reviews/<role>[-TAG]-latest.md.
+
+Runners (--runner, else $FACTORY_RUNNER):
+  exec    any command: --agent-cmd \"aider --yes-always --message-file {prompt_file}\"
+          ($FACTORY_AGENT_CMD when not given; the contract is in docs/runners.md)
+  replay  a scripted agent: --script replay.yaml ($FACTORY_REPLAY_SCRIPT when not given)
+
+Exit status: 0 the agent finished, 1 it failed or timed out, 2 bad usage or setup.
+
+Example:
+  factory agent researcher --task \"Survey caching options\" --runner exec \\
+      --agent-cmd \"my-agent --prompt-file {prompt_file}\"")]
+pub struct Args {
+    /// The role to run.
+    role: String,
+    /// What to do, appended to the role's prompt.
+    #[arg(long, value_name = "TEXT", default_value = "")]
+    task: String,
+    /// Suffix for the review file (parallel invocations): <role>-TAG-latest.md.
+    #[arg(long, value_name = "TAG")]
+    review_tag: Option<String>,
+    /// The runner: exec or replay.
+    #[arg(long, value_name = "NAME")]
+    runner: Option<String>,
+    /// exec: the command to run; placeholders {prompt_file} {output} {role} {cwd} {model} {project}.
+    #[arg(long, value_name = "CMD")]
+    agent_cmd: Option<String>,
+    /// replay: the YAML script.
+    #[arg(long, value_name = "FILE")]
+    script: Option<PathBuf>,
+    /// Project root (the agent works here).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    project: PathBuf,
+    /// Stop the agent (and everything it started) after this many seconds.
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<u64>,
+    /// Model for the agent (exec: needs {model} in --agent-cmd).
+    #[arg(long, value_name = "M")]
+    model: Option<String>,
+    /// Run at the terminal instead of headless (the output is not captured).
+    #[arg(long)]
+    interactive: bool,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    let role = RoleRun {
+        project: args.project,
+        role: args.role,
+        task: args.task,
+        review_tag: args.review_tag,
+        runner: args.runner,
+        agent_cmd: args.agent_cmd,
+        script: args.script,
+        timeout: args.timeout.map(Duration::from_secs),
+        model: args.model,
+        interactive: args.interactive,
+    };
+    let print = |line: &str| {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    };
+    match agents::run_role(&role, &print) {
+        Ok(RoleOutcome::Headless(result)) => {
+            eprintln!("review: {}", result.review_path.display());
+            ExitCode::from(OK)
+        }
+        Ok(RoleOutcome::Interactive(0)) => ExitCode::from(OK),
+        Ok(RoleOutcome::Interactive(code)) => {
+            eprintln!("the {} agent exited {code}", role.role);
+            ExitCode::from(FAILED)
+        }
+        Err(err) => {
+            let code = if err.is_agent_failure() || matches!(err, AgentError::Interrupted { .. }) {
+                FAILED
+            } else {
+                USAGE
+            };
+            report(err, code)
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! `factory agent` as a user runs it: replay and exec runners, review capture, events,
+//! exit codes and setup errors.
+
+use std::fs;
+use std::path::Path;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn factory(dir: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("factory").expect("binary");
+    cmd.current_dir(dir)
+        .env("FACTORY_HOME", dir.join("home"))
+        .env_remove("FACTORY_RUNNER")
+        .env_remove("FACTORY_AGENT_CMD")
+        .env_remove("FACTORY_REPLAY_SCRIPT");
+    cmd
+}
+
+fn events(dir: &Path) -> Vec<Value> {
+    fs::read_to_string(dir.join(".factory/events.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn kinds(dir: &Path) -> Vec<String> {
+    events(dir)
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_string())
+        .collect()
+}
+
+const SCRIPT: &str = r###"
+agents:
+  builder:
+    - write: {notes.md: "built\n"}
+      run: ["test -f notes.md"]
+      print: "## Commits\n- abc faster\n"
+  strategist:
+    - print: "no plan"
+      exit: 3
+"###;
+
+#[test]
+fn replay_runs_a_role_captures_its_review_and_logs_the_pair() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    fs::write(dir.join("replay.yaml"), SCRIPT).unwrap();
+    factory(dir)
+        .args(["agent", "builder", "--task", "go", "--runner", "replay"])
+        .args(["--script", "replay.yaml", "--review-tag", "exp-1"])
+        .assert()
+        .code(0)
+        .stdout("## Commits\n- abc faster\n")
+        .stderr(predicate::str::contains("builder-exp-1-latest.md"));
+    assert_eq!(fs::read_to_string(dir.join("notes.md")).unwrap(), "built\n");
+    assert_eq!(
+        fs::read_to_string(dir.join(".factory/reviews/builder-exp-1-latest.md")).unwrap(),
+        "## Commits\n- abc faster\n"
+    );
+    assert_eq!(kinds(dir), ["agent.started", "agent.completed"]);
+    let ev = events(dir);
+    assert_eq!(ev[0]["invocation_id"], ev[1]["invocation_id"]);
+    assert_eq!(ev[0]["role"], "builder");
+
+    // A failing agent: exit 1, the pair closed with agent.failed.
+    factory(dir)
+        .args(["agent", "strategist", "--runner", "replay", "--script"])
+        .arg(dir.join("replay.yaml"))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("strategist agent failed (exit 3)"));
+    assert_eq!(kinds(dir)[2..], ["agent.started", "agent.failed"]);
+
+    // A role the script does not cover: named with the script.
+    factory(dir)
+        .args([
+            "agent",
+            "ceo",
+            "--runner",
+            "replay",
+            "--script",
+            "replay.yaml",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("replay.yaml").and(predicate::str::contains("`ceo`")));
+}
+
+#[test]
+fn exec_gets_the_resolved_prompt_and_task() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    factory(dir)
+        .args([
+            "agent",
+            "researcher",
+            "--task",
+            "find $(touch pwned) caches",
+        ])
+        .args(["--runner", "exec", "--agent-cmd"])
+        .arg("cat > stdin.md; cp {prompt_file} file.md; echo \"role=$FACTORY_ROLE\"")
+        .assert()
+        .code(0)
+        .stdout("role=researcher\n");
+    let prompt = fs::read_to_string(dir.join("stdin.md")).unwrap();
+    assert_eq!(prompt, fs::read_to_string(dir.join("file.md")).unwrap());
+    assert!(
+        prompt.contains("## Playbook: researcher"),
+        "playbook appended"
+    );
+    assert!(prompt.contains("## Task\n\nfind $(touch pwned) caches\n"));
+    assert!(!dir.join("pwned").exists());
+    assert_eq!(
+        fs::read_to_string(dir.join(".factory/reviews/researcher-latest.md")).unwrap(),
+        "role=researcher\n"
+    );
+}
+
+#[test]
+fn exec_timeout_fails_with_an_agent_timeout_event() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    factory(dir)
+        .args(["agent", "builder", "--timeout", "1", "--runner", "exec"])
+        .args(["--agent-cmd", "sleep 30"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("ran out of time"));
+    assert_eq!(kinds(dir), ["agent.started", "agent.timeout"]);
+}
+
+#[test]
+fn setup_problems_are_usage_errors_that_name_the_fix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    factory(dir)
+        .args(["agent", "builder"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--runner exec --agent-cmd"));
+    factory(dir)
+        .args(["agent", "builder", "--runner", "exec", "--agent-cmd"])
+        .arg("no-such-agent-cli-xyz --go {prompt_file}")
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("`no-such-agent-cli-xyz`")
+                .and(predicate::str::contains("not on PATH"))
+                .and(predicate::str::contains("--runner replay --script")),
+        );
+    factory(dir)
+        .args(["agent", "builder", "--runner", "claude"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not built yet"));
+    factory(dir)
+        .args(["agent", "nobody", "--runner", "exec", "--agent-cmd", "true"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("known roles: adversarial_tester"));
+    factory(dir)
+        .args([
+            "agent",
+            "builder",
+            "--runner",
+            "exec",
+            "--agent-cmd",
+            "true",
+        ])
+        .args(["--model", "big"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("does not support model selection"));
+    factory(dir)
+        .args([
+            "agent",
+            "builder",
+            "--runner",
+            "replay",
+            "--script",
+            "missing.yaml",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("missing.yaml"));
+    // FACTORY_RUNNER picks the runner when --runner is absent. `echo` never reads the
+    // prompt on its stdin: the CLI (SIGPIPE at its default) must survive that.
+    factory(dir)
+        .env("FACTORY_RUNNER", "exec")
+        .env("FACTORY_AGENT_CMD", "echo from-env")
+        .args(["agent", "builder"])
+        .assert()
+        .code(0)
+        .stdout("from-env\n");
+}
