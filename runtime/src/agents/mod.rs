@@ -110,7 +110,7 @@ pub enum AgentError {
     )]
     ConsecutiveFailures { count: usize, roles: Vec<String> },
 
-    #[error("no runner chosen for `factory agent`")]
+    #[error("no agent runner chosen (the workflow has agent steps)")]
     #[diagnostic(
         code(factory::agent::no_runner),
         help(
@@ -282,23 +282,12 @@ pub fn run_role(
         .ok()
         .filter(|p| p.is_dir())
         .ok_or_else(|| AgentError::NoProject(run.project.clone()))?;
-    let name = run
-        .runner
-        .clone()
-        .or_else(|| std::env::var("FACTORY_RUNNER").ok())
-        .filter(|s| !s.trim().is_empty())
-        .ok_or(AgentError::NoRunner)?;
-    // The environment fills what the flags left out, so a parent (a CEO agent calling
-    // `factory agent`) can pass its runner down once.
-    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-    let spec = RunnerSpec {
-        name,
-        agent_cmd: run.agent_cmd.clone().or_else(|| env("FACTORY_AGENT_CMD")),
-        script: run
-            .script
-            .clone()
-            .or_else(|| env("FACTORY_REPLAY_SCRIPT").map(PathBuf::from)),
-    };
+    let spec = RunnerSpec::from_flags(
+        run.runner.as_deref(),
+        run.agent_cmd.as_deref(),
+        run.script.as_deref(),
+    )
+    .ok_or(AgentError::NoRunner)?;
     let runner = crate::runners::build_runner(&spec).map_err(AgentError::setup)?;
     let resolved = resolve_prompt(&project, &run.role)?;
     let req = AgentRequest {

@@ -73,6 +73,9 @@ pub enum RunError {
     #[error(transparent)]
     #[diagnostic(transparent)]
     Runner(#[from] runners::RunnerError),
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    NoRunner(crate::agents::AgentError),
     #[error("no run to resume in {0}")]
     #[diagnostic(
         code(factory::run::nothing_to_resume),
@@ -163,18 +166,38 @@ pub fn preflight(project: &Path) -> Result<(), RunError> {
     Ok(())
 }
 
+/// The settings with the runner the environment names filled in, so a resumed run
+/// uses the runner the run started with.
+pub fn resolved_settings(settings: &RunSettings) -> RunSettings {
+    let mut out = settings.clone();
+    if let Some(spec) = RunnerSpec::from_flags(
+        settings.runner.as_deref(),
+        settings.agent_cmd.as_deref(),
+        settings.script.as_deref(),
+    ) {
+        out.runner = Some(spec.name);
+        out.agent_cmd = spec.agent_cmd;
+        out.script = spec.script.map(|s| std::path::absolute(&s).unwrap_or(s));
+    }
+    out
+}
+
+/// Whether running `ir` needs an agent runner (agent nodes, agent gates).
+pub fn needs_agents(ir: &Ir) -> bool {
+    ir.nodes.iter().any(|n| {
+        n.kind == factory_compiler::ir::NodeKind::Agent
+            || factory_compiler::ir::conventions::verdict_file(n).is_some()
+    })
+}
+
 /// Builds the runner the settings name (none when no runner was asked for).
 pub fn runner_for(settings: &RunSettings) -> Result<Option<Arc<dyn Runner>>, RunError> {
-    let name = settings.runner.clone().or_else(|| {
-        std::env::var("FACTORY_RUNNER")
-            .ok()
-            .filter(|s| !s.trim().is_empty())
-    });
-    let Some(name) = name else { return Ok(None) };
-    let spec = RunnerSpec {
-        name,
-        agent_cmd: settings.agent_cmd.clone(),
-        script: settings.script.clone(),
+    let Some(spec) = RunnerSpec::from_flags(
+        settings.runner.as_deref(),
+        settings.agent_cmd.as_deref(),
+        settings.script.as_deref(),
+    ) else {
+        return Ok(None);
     };
     Ok(Some(Arc::from(runners::build_runner(&spec)?)))
 }
@@ -235,7 +258,12 @@ fn env_for(
 pub async fn start(ir: Ir, req: RunRequest, view: &mut View) -> Result<RunEnd, RunError> {
     let project = absolute(&req.project);
     preflight(&project)?;
-    let runner = runner_for(&req.settings)?;
+    let settings = resolved_settings(&req.settings);
+    let runner = runner_for(&settings)?;
+    if runner.is_none() && needs_agents(&ir) {
+        return Err(RunError::NoRunner(crate::agents::AgentError::NoRunner));
+    }
+    let req = RunRequest { settings, ..req };
     let paths = crate::project::layout::ensure_factory_dir(&project).map_err(|e| RunError::Io {
         path: project.join(".factory"),
         source: std::io::Error::other(e.to_string()),

@@ -215,6 +215,33 @@ pub struct RunnerSpec {
     pub script: Option<PathBuf>,
 }
 
+impl RunnerSpec {
+    /// The runner the flags name, with the environment filling what they leave out
+    /// (`FACTORY_RUNNER`, `FACTORY_AGENT_CMD`, `FACTORY_REPLAY_SCRIPT`), so a parent (a
+    /// run, a CEO agent calling `factory agent`) can pass its runner down once. `None`
+    /// when no runner is named anywhere.
+    pub fn from_flags(
+        runner: Option<&str>,
+        agent_cmd: Option<&str>,
+        script: Option<&std::path::Path>,
+    ) -> Option<RunnerSpec> {
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        let name = runner
+            .map(str::to_string)
+            .or_else(|| env("FACTORY_RUNNER"))
+            .filter(|s| !s.trim().is_empty())?;
+        Some(RunnerSpec {
+            name,
+            agent_cmd: agent_cmd
+                .map(str::to_string)
+                .or_else(|| env("FACTORY_AGENT_CMD")),
+            script: script
+                .map(std::path::Path::to_path_buf)
+                .or_else(|| env("FACTORY_REPLAY_SCRIPT").map(PathBuf::from)),
+        })
+    }
+}
+
 /// Builds the runner `spec` names.
 pub fn build_runner(spec: &RunnerSpec) -> Result<Box<dyn Runner>, RunnerError> {
     match spec.name.as_str() {
