@@ -110,7 +110,7 @@ pub enum AgentError {
     )]
     ConsecutiveFailures { count: usize, roles: Vec<String> },
 
-    #[error("no agent runner chosen (the workflow has agent steps)")]
+    #[error("no agent runner chosen")]
     #[diagnostic(
         code(factory::agent::no_runner),
         help(
