@@ -292,13 +292,15 @@ pub async fn start(ir: Ir, req: RunRequest, view: &mut View) -> Result<RunEnd, R
     let graph = Arc::new(Graph::new(ir));
     let mut machine = Machine::new(&graph);
     let first = machine.on_input(Input::Start);
+    // The checkpoint first: a kill between the two still resumes (the journal entry
+    // for Start is older than the state that includes it).
+    cp.state = machine.state.clone();
+    cp.save(&paths).map_err(io(&Checkpoint::path(&paths)))?;
     events::append(
         &paths,
         &checkpoint::journal_event(&run_id, 1, &Input::Start, 0)
             .with("workflow", cp.workflow.as_str()),
     )?;
-    cp.state = machine.state.clone();
-    cp.save(&paths).map_err(io(&Checkpoint::path(&paths)))?;
     let mut end = driver::drive(graph.clone(), cp, env, view, first).await?;
     view.clear();
     settle_experiment(&project, &mut end);

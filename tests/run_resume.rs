@@ -1,0 +1,159 @@
+//! A run killed with SIGKILL at any point and finished by `factory resume` ends with the
+//! same verdict as an uninterrupted run, and leaves no duplicate experiment ids, results
+//! rows, journal entries or agent event pairs.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::process::Stdio;
+use std::time::Instant;
+
+use serde_json::Value;
+use support::{Project, WORKFLOW, script};
+
+const KILLS: usize = 20;
+const THREADS: usize = 4;
+
+fn start(p: &Project, script_path: &str) -> std::process::Child {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("factory"))
+        .current_dir(p.path())
+        .env("FACTORY_HOME", p.path().join(".home"))
+        .env("CARGO_TARGET_DIR", p.target())
+        .env_remove("FACTORY_RUN_ID")
+        .args([
+            "run",
+            WORKFLOW,
+            "--runner",
+            "replay",
+            "--script",
+            script_path,
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+fn write_script(p: &Project) -> String {
+    let path = p.path().join(".factory/script.yaml");
+    fs::write(&path, script(&[])).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// Everything that must hold once the run is done, whatever killed it on the way.
+fn assert_consistent(p: &Project, label: &str) {
+    let rows = p.results();
+    assert_eq!(rows.len(), 1, "{label}: one results row: {rows:?}");
+    assert_eq!(rows[0]["verdict"], "keep", "{label}");
+    assert_eq!(rows[0]["id"], "1", "{label}: one experiment id");
+    let dirs: Vec<String> = fs::read_dir(p.path().join(".factory/experiments"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.chars().all(|c| c.is_ascii_digit()))
+        .collect();
+    assert_eq!(dirs, ["001"], "{label}: no second experiment was begun");
+    let events = p.events();
+    let mut pairs: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for e in &events {
+        let Some(id) = e
+            .get("invocation")
+            .or_else(|| e.get("invocation_id"))
+            .and_then(Value::as_str)
+        else {
+            continue;
+        };
+        let entry = pairs.entry(id.to_string()).or_default();
+        if e.kind == "agent.started" {
+            entry.0 += 1;
+        } else if e.kind.starts_with("agent.") {
+            entry.1 += 1;
+        }
+    }
+    assert!(
+        !pairs.is_empty(),
+        "{label}: agent events carry an invocation id"
+    );
+    for (id, (started, terminal)) in &pairs {
+        assert_eq!((*started, *terminal), (1, 1), "{label}: invocation {id}");
+    }
+    let mut seqs: Vec<u64> = events
+        .iter()
+        .filter(|e| e.kind == "node.finished" || e.kind == "run.started")
+        .filter_map(|e| e.get("seq").and_then(Value::as_u64))
+        .collect();
+    let n = seqs.len();
+    seqs.sort();
+    seqs.dedup();
+    assert_eq!(seqs.len(), n, "{label}: no journal entry was written twice");
+    assert_eq!(
+        events.iter().filter(|e| e.kind == "run.finished").count(),
+        1,
+        "{label}"
+    );
+}
+
+#[test]
+fn a_run_killed_anywhere_is_finished_by_resume_with_the_same_verdict() {
+    // The reference: one uninterrupted run, timed.
+    let target = tempfile::tempdir().unwrap();
+    let reference = Project::demo(target.path());
+    let path = write_script(&reference);
+    let began = Instant::now();
+    let status = start(&reference, &path).wait().unwrap();
+    let full = began.elapsed();
+    assert!(status.success());
+    assert_consistent(&reference, "uninterrupted");
+
+    // Kill points spread over the whole run, a few trials per thread.
+    let resumed = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let handles: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let resumed = resumed.clone();
+            std::thread::spawn(move || {
+                let target = tempfile::tempdir().unwrap();
+                for k in (t..KILLS).step_by(THREADS) {
+                    let p = Project::demo(target.path());
+                    let path = write_script(&p);
+                    let at = full.mul_f64((k as f64 + 0.5) / KILLS as f64);
+                    let mut child = start(&p, &path);
+                    std::thread::sleep(at);
+                    let _ = child.kill(); // SIGKILL
+                    let _ = child.wait();
+                    let label = format!("killed at {at:?} of {full:?}");
+                    let finished =
+                        std::fs::read_to_string(p.path().join(".factory/state/run.json"))
+                            .map(|t| t.contains("\"finished\": true"))
+                            .unwrap_or(false);
+                    let checkpointed = p.path().join(".factory/state/run.json").exists();
+                    if !checkpointed {
+                        // Killed before the run's first checkpoint: nothing had started.
+                        let out = p.factory(&["resume"]);
+                        assert!(String::from_utf8_lossy(&out.stderr).contains("no run to resume"));
+                        assert!(start(&p, &path).wait().unwrap().success(), "{label}");
+                    } else if !finished {
+                        resumed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let out = p.factory(&["resume"]);
+                        assert!(
+                            out.status.success(),
+                            "{label}: resume failed:\n{}\n{}",
+                            String::from_utf8_lossy(&out.stdout),
+                            String::from_utf8_lossy(&out.stderr)
+                        );
+                    }
+                    assert_consistent(&p, &label);
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    // Most kills must land mid-run, or this test would prove little.
+    let resumed = resumed.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        resumed >= KILLS / 2,
+        "only {resumed} of {KILLS} kills left a run to resume"
+    );
+}

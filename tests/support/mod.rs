@@ -1,0 +1,163 @@
+//! Shared by the `factory run` end-to-end tests: a demo project in a temp git
+//! repository, and replay scripts derived from the demo's own.
+
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use factory_runtime::events;
+use factory_runtime::project::layout::FactoryPaths;
+use git2::Repository;
+
+pub const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/demo");
+pub const WORKFLOW: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/run/experiment.fwf"
+);
+
+pub struct Project {
+    dir: tempfile::TempDir,
+    home: tempfile::TempDir,
+    /// Shared by every eval of a test, so cargo builds the demo incrementally.
+    target: PathBuf,
+}
+
+impl Project {
+    /// The demo, committed on `main`, with config and a baseline eval.
+    pub fn demo(target: &Path) -> Project {
+        let dir = tempfile::tempdir().unwrap();
+        for rel in ["Cargo.toml", ".gitignore", "factory.md", "src/lib.rs"] {
+            let to = dir.path().join(rel);
+            fs::create_dir_all(to.parent().unwrap()).unwrap();
+            fs::copy(Path::new(DEMO).join(rel), &to).unwrap();
+        }
+        let mut opts = git2::RepositoryInitOptions::new();
+        opts.initial_head("main");
+        let repo = Repository::init_opts(dir.path(), &opts).unwrap();
+        let mut index = repo.index().unwrap();
+        index
+            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+            .unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = git2::Signature::now("t", "t@t").unwrap();
+        repo.commit(Some("HEAD"), &sig, &sig, "demo", &tree, &[])
+            .unwrap();
+        let p = Project {
+            dir,
+            home: tempfile::tempdir().unwrap(),
+            target: target.to_path_buf(),
+        };
+        assert!(p.factory(&["init"]).status.success());
+        assert!(p.factory(&["eval", "--record-baseline"]).status.success());
+        fs::create_dir_all(p.path().join(".factory/strategy")).unwrap();
+        fs::write(
+            p.path().join(".factory/strategy/research-local.md"),
+            "## Candidates\n1. a HashMap\n",
+        )
+        .unwrap();
+        p
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::cargo_bin("factory").unwrap();
+        c.current_dir(self.path())
+            .env("FACTORY_HOME", self.home.path())
+            .env("CARGO_TARGET_DIR", &self.target)
+            .env_remove("FACTORY_RUN_ID")
+            .env_remove("FACTORY_RUNNER")
+            .args(args);
+        c
+    }
+
+    pub fn factory(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    /// Runs the experiment workflow with `script` as the agents.
+    pub fn run(&self, script: &str) -> Output {
+        let path = self.path().join(".factory/script.yaml");
+        fs::write(&path, script).unwrap();
+        self.factory(&[
+            "run",
+            WORKFLOW,
+            "--runner",
+            "replay",
+            "--script",
+            path.to_str().unwrap(),
+        ])
+    }
+
+    pub fn results(&self) -> Vec<BTreeMap<String, String>> {
+        let text = fs::read_to_string(self.path().join(".factory/results.tsv")).unwrap_or_default();
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap_or("").split('\t').collect();
+        lines
+            .map(|l| {
+                header
+                    .iter()
+                    .map(|h| h.to_string())
+                    .zip(l.split('\t').map(str::to_string))
+                    .collect()
+            })
+            .collect()
+    }
+
+    pub fn branches(&self) -> BTreeSet<String> {
+        let repo = Repository::open(self.path()).unwrap();
+        repo.branches(Some(git2::BranchType::Local))
+            .unwrap()
+            .filter_map(|b| b.ok()?.0.name().ok()?.map(str::to_string))
+            .collect()
+    }
+
+    pub fn events(&self) -> Vec<events::Event> {
+        events::read(&FactoryPaths::new(self.path()))
+            .unwrap()
+            .events
+    }
+}
+
+/// The demo's script with the given agents' blocks replaced (`(key, yaml list)`).
+pub fn script(overrides: &[(&str, &str)]) -> String {
+    let text = fs::read_to_string(Path::new(DEMO).join("replay.yaml")).unwrap();
+    let mut blocks: Vec<(String, String)> = Vec::new();
+    for line in text.lines() {
+        if let Some(key) = line
+            .strip_prefix("  ")
+            .and_then(|l| l.strip_suffix(':'))
+            .filter(|k| !k.starts_with(' '))
+        {
+            blocks.push((key.to_string(), String::new()));
+        } else if let Some((_, body)) = blocks.last_mut() {
+            body.push_str(line);
+            body.push('\n');
+        }
+    }
+    let mut out = String::from("agents:\n");
+    for (key, body) in &blocks {
+        let body = overrides
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, b)| b.to_string())
+            .unwrap_or_else(|| body.clone());
+        out.push_str(&format!("  {key}:\n{body}\n"));
+    }
+    for (key, body) in overrides {
+        if !blocks.iter().any(|(k, _)| k == key) {
+            out.push_str(&format!("  {key}:\n{body}\n"));
+        }
+    }
+    out
+}
