@@ -45,19 +45,35 @@ pub struct Checkpoint {
     pub saved_at: String,
     /// How many times this run was resumed.
     pub respawns: u32,
+    /// The run that started this one (a node running `factory run`): a nested run
+    /// keeps its checkpoint in its own run directory, so the parent's stays intact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_run: Option<String>,
     pub state: MachineState,
 }
 
 impl Checkpoint {
+    /// `.factory/state/run.json`: the checkpoint of the project's current top-level run.
     pub fn path(paths: &FactoryPaths) -> PathBuf {
         paths.state_dir().join("run.json")
+    }
+
+    /// Where this checkpoint is saved.
+    pub fn own_path(&self, paths: &FactoryPaths) -> PathBuf {
+        match self.parent_run {
+            Some(_) => run_dir(paths, &self.run_id).join("checkpoint.json"),
+            None => Self::path(paths),
+        }
     }
 
     pub fn save(&mut self, paths: &FactoryPaths) -> std::io::Result<()> {
         self.saved_at = events::now_iso8601();
         let json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
-        std::fs::create_dir_all(paths.state_dir())?;
-        atomic_write(&Self::path(paths), &json)
+        let path = self.own_path(paths);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        atomic_write(&path, &json)
     }
 
     /// The saved checkpoint; `Ok(None)` when there is none.

@@ -248,6 +248,14 @@ fn env_for(
         knobs: knob_values(ir),
         auto_approve: settings.auto_approve,
         runner,
+        runner_env: [
+            ("FACTORY_RUNNER", settings.runner.clone()),
+            ("FACTORY_AGENT_CMD", settings.agent_cmd.clone()),
+            ("FACTORY_REPLAY_SCRIPT", settings.script.as_ref().map(|s| s.display().to_string())),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k.to_string(), v?)))
+        .collect(),
         bin_dir: std::env::current_exe()
             .ok()
             .and_then(|p| p.parent().map(Path::to_path_buf)),
@@ -286,6 +294,7 @@ pub async fn start(ir: Ir, req: RunRequest, view: &mut View) -> Result<RunEnd, R
         started_at: now.clone(),
         saved_at: now,
         respawns: 0,
+        parent_run: std::env::var("FACTORY_RUN_ID").ok().filter(|r| !r.is_empty()),
         state: Default::default(),
     };
     let env = Arc::new(env_for(&project, &run_id, &ir, &req.settings, runner));
@@ -295,7 +304,7 @@ pub async fn start(ir: Ir, req: RunRequest, view: &mut View) -> Result<RunEnd, R
     // The checkpoint first: a kill between the two still resumes (the journal entry
     // for Start is older than the state that includes it).
     cp.state = machine.state.clone();
-    cp.save(&paths).map_err(io(&Checkpoint::path(&paths)))?;
+    cp.save(&paths).map_err(io(&cp.own_path(&paths)))?;
     events::append(
         &paths,
         &checkpoint::journal_event(&run_id, 1, &Input::Start, 0)
@@ -386,7 +395,7 @@ pub async fn resume(project: &Path, force: bool, view: &mut View) -> Result<RunE
     )?;
     cp.state = machine.state.clone();
     cp.save(&paths).map_err(|source| RunError::Io {
-        path: Checkpoint::path(&paths),
+        path: cp.own_path(&paths),
         source,
     })?;
     let mut end = driver::drive(graph.clone(), cp, env, view, first).await?;

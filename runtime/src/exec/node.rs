@@ -33,6 +33,9 @@ pub struct NodeEnv {
     pub runner: Option<Arc<dyn crate::runners::Runner>>,
     /// Prepended to PATH so `factory …` in a mode's commands is this factory.
     pub bin_dir: Option<PathBuf>,
+    /// The run's runner as environment (`FACTORY_RUNNER`, …), so a command that calls
+    /// `factory agent` or `factory run` uses the same one.
+    pub runner_env: Vec<(String, String)>,
 }
 
 /// What a node did.
@@ -149,6 +152,7 @@ impl<'a> NodeCx<'a> {
                 env.push((key.to_string(), v.clone()));
             }
         }
+        env.extend(self.env.runner_env.iter().cloned());
         if let Some(bin) = &self.env.bin_dir {
             let path = std::env::var("PATH").unwrap_or_default();
             env.push(("PATH".to_string(), format!("{}:{path}", bin.display())));
