@@ -240,6 +240,11 @@ fn begin_branches_from_the_target_tip_and_never_touches_the_checkout() {
         .unwrap();
     assert_eq!(found.id, 3);
     assert!(p.worktree(3).join("README.md").is_file());
+
+    // A worktree lost while the experiment is open comes back on the next begin.
+    fs::remove_dir_all(p.worktree(3)).unwrap();
+    assert_eq!(text(&by_env("2").stdout), "3\n");
+    assert!(p.worktree(3).join("README.md").is_file());
 }
 
 #[test]
@@ -300,6 +305,9 @@ fn keep_needs_a_passing_precheck_at_the_kept_commit_after_the_last_qa() {
     assert_eq!(last["total"], 0.8);
 
     p.qa_done(id, "code_reviewer");
+    // A precheck record must describe a fresh eval of a clean, committed HEAD.
+    let o = p.factory(&["precheck", "--exp", "1", "--allow-dirty"]);
+    assert_eq!(o.status.code(), Some(2));
     let record = precheck(&p, id);
     assert_eq!(record["passed"], true, "{record}");
     assert_eq!(record["commit"], first.to_string());
@@ -373,6 +381,14 @@ fn keep_needs_a_passing_precheck_at_the_kept_commit_after_the_last_qa() {
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stderr).contains("already finalized"));
     assert_eq!(p.branch_tip(id), Some(second));
+    // A finalized experiment has nothing left to measure.
+    let o = p.factory(&["eval", "--exp", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("already finalized"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 #[test]

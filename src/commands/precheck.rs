@@ -40,11 +40,11 @@ pub struct Args {
     /// Hypothesis text for anti-pattern matching (default: the experiment's own).
     #[arg(long)]
     hypothesis: Option<String>,
-    /// Score .factory/last_eval.json instead of running the eval again.
-    #[arg(long)]
+    /// Score .factory/last_eval.json instead of running the eval again (not with --exp).
+    #[arg(long, conflicts_with = "exp")]
     use_last_eval: bool,
-    /// Allow uncommitted changes (skips the git_clean guard).
-    #[arg(long)]
+    /// Allow uncommitted changes (skips the git_clean guard; not with --exp).
+    #[arg(long, conflicts_with = "exp")]
     allow_dirty: bool,
     /// Print the result as JSON: passed, failures, and every check with its details.
     #[arg(long)]

@@ -56,26 +56,26 @@ pub fn begin(
     worktrees::resolve_base(project, &target)?;
     let store = ExperimentStore::open(project);
     let begun = store.begin_keyed(hypothesis, run_key)?;
-    let info = store
-        .info(begun.id)?
-        .ok_or(ExperimentError::NoWorkspace { id: begun.id })?;
-    if info.verdict.is_some() {
+    // None for an open experiment begun before experiment.json existed (adopted by
+    // its hypothesis): it gets its workspace like any other.
+    let recorded = store.info(begun.id)?;
+    if let Some(info) = recorded.as_ref().filter(|i| i.verdict.is_some()) {
         return Ok(Started {
             id: begun.id,
             resumed: begun.resumed,
-            info,
+            info: info.clone(),
         });
     }
     let mut ws = worktrees::create(project, begun.id, &target)?;
-    if let Some(recorded) = &info.workspace {
+    let previous = recorded.as_ref().and_then(|i| i.workspace.as_ref());
+    if let Some(previous) = previous {
         // The first begin saw the true base; a later target tip is not it.
-        ws.base_commit = recorded.base_commit.clone();
-        ws.target_branch = recorded.target_branch.clone();
+        ws.base_commit = previous.base_commit.clone();
+        ws.target_branch = previous.target_branch.clone();
     }
-    let info = if info.workspace.as_ref() == Some(&ws) {
-        info
-    } else {
-        store.set_workspace(begun.id, ws)?
+    let info = match recorded {
+        Some(info) if info.workspace.as_ref() == Some(&ws) => info,
+        _ => store.set_workspace(begun.id, ws)?,
     };
     Ok(Started {
         id: begun.id,

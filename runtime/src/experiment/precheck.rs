@@ -80,7 +80,8 @@ pub fn eval(
 /// worktree (changed files diffed against its recorded base commit; configuration from
 /// the project) and records the result in `experiments/NNN/precheck.json` plus a
 /// `precheck.completed` event. `opts.exp_id`, `code_dir`, `base_commit` and
-/// `target_branch` are set here.
+/// `target_branch` are set here; `use_last_eval` and `allow_dirty` are ignored, since
+/// the record must describe the committed HEAD it names.
 pub fn precheck(
     project: &Path,
     id: u32,
@@ -90,6 +91,9 @@ pub fn precheck(
     let code = code_dir(project, id)?;
     let (_, ws) = workspace_of(project, id)?;
     let commit = worktrees::head_commit(&code)?;
+    // What is recorded must be what HEAD is: a fresh eval of a clean worktree.
+    opts.use_last_eval = false;
+    opts.allow_dirty = false;
     opts.exp_id = Some(id);
     opts.code_dir = Some(code.clone());
     opts.base_commit = Some(ws.base_commit.clone());
