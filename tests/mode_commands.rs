@@ -61,8 +61,15 @@ fn shell_words(s: &str) -> Vec<(String, bool)> {
 }
 
 fn help(sub: &[&str]) -> Option<String> {
-    let out = Command::cargo_bin("factory").unwrap().args(sub).arg("--help").output().unwrap();
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    let out = Command::cargo_bin("factory")
+        .unwrap()
+        .args(sub)
+        .arg("--help")
+        .output()
+        .unwrap();
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 #[test]
@@ -73,12 +80,16 @@ fn every_command_a_mode_runs_exists_and_takes_its_flags() {
     let modes = host::modes(root);
     assert!(modes.len() >= 10, "the built-in modes are found");
     for mode in modes {
-        let compiled = driver::compile(&mode.name, root, None).unwrap_or_else(|e| panic!("{}: {e:?}", mode.name));
+        let compiled = driver::compile(&mode.name, root, None)
+            .unwrap_or_else(|e| panic!("{}: {e:?}", mode.name));
         for node in &compiled.ir.nodes {
             let Some(run) = &node.attrs.run else { continue };
             for words in factory_calls(run) {
                 let line = words.join(" ");
-                if PENDING.iter().any(|p| line.starts_with(&format!("factory {p}")) || line.contains(p)) {
+                if PENDING
+                    .iter()
+                    .any(|p| line.starts_with(&format!("factory {p}")) || line.contains(p))
+                {
                     continue;
                 }
                 // The subcommand, and its own subcommand when it has one (`graph update`).
@@ -86,18 +97,27 @@ fn every_command_a_mode_runs_exists_and_takes_its_flags() {
                 let mut text = match help(&sub) {
                     Some(t) => t,
                     None => {
-                        problems.push(format!("{}: `{line}`: `factory {}` does not exist", node.id, sub[0]));
+                        problems.push(format!(
+                            "{}: `{line}`: `factory {}` does not exist",
+                            node.id, sub[0]
+                        ));
                         continue;
                     }
                 };
-                if let Some(second) = words.get(2).filter(|w| !w.starts_with('-') && !w.contains("{{"))
+                if let Some(second) = words
+                    .get(2)
+                    .filter(|w| !w.starts_with('-') && !w.contains("{{"))
                     && text.contains("Commands:")
                 {
                     sub.push(second.as_str());
                     match help(&sub) {
                         Some(t) => text = t,
                         None => {
-                            problems.push(format!("{}: `{line}`: `factory {}` does not exist", node.id, sub.join(" ")));
+                            problems.push(format!(
+                                "{}: `{line}`: `factory {}` does not exist",
+                                node.id,
+                                sub.join(" ")
+                            ));
                             continue;
                         }
                     }
@@ -105,7 +125,11 @@ fn every_command_a_mode_runs_exists_and_takes_its_flags() {
                 for flag in words.iter().filter(|w| w.starts_with("--")) {
                     let flag = flag.split('=').next().unwrap_or(flag);
                     if !text.contains(flag) {
-                        problems.push(format!("{}: `{line}`: `factory {}` has no {flag}", node.id, sub.join(" ")));
+                        problems.push(format!(
+                            "{}: `{line}`: `factory {}` has no {flag}",
+                            node.id,
+                            sub.join(" ")
+                        ));
                     }
                 }
                 checked.insert(sub.join(" "));
@@ -113,14 +137,36 @@ fn every_command_a_mode_runs_exists_and_takes_its_flags() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    for needed in ["begin", "finalize", "precheck", "graph update", "study", "run", "discover", "init"] {
-        assert!(checked.contains(needed), "`factory {needed}` is called by some mode: {checked:?}");
+    for needed in [
+        "begin",
+        "finalize",
+        "precheck",
+        "graph update",
+        "study",
+        "run",
+        "discover",
+        "init",
+    ] {
+        assert!(
+            checked.contains(needed),
+            "`factory {needed}` is called by some mode: {checked:?}"
+        );
     }
 }
 
 #[test]
 fn the_shell_splitter_reads_quotes_and_chains() {
-    let calls = factory_calls("factory begin . --hypothesis \"a && b\" && factory eval --json | tee x");
-    let words: Vec<Vec<&str>> = calls.iter().map(|c| c.iter().map(String::as_str).collect()).collect();
-    assert_eq!(words, [vec!["factory", "begin", ".", "--hypothesis", "a && b"], vec!["factory", "eval", "--json"]]);
+    let calls =
+        factory_calls("factory begin . --hypothesis \"a && b\" && factory eval --json | tee x");
+    let words: Vec<Vec<&str>> = calls
+        .iter()
+        .map(|c| c.iter().map(String::as_str).collect())
+        .collect();
+    assert_eq!(
+        words,
+        [
+            vec!["factory", "begin", ".", "--hypothesis", "a && b"],
+            vec!["factory", "eval", "--json"]
+        ]
+    );
 }

@@ -251,7 +251,10 @@ fn env_for(
         runner_env: [
             ("FACTORY_RUNNER", settings.runner.clone()),
             ("FACTORY_AGENT_CMD", settings.agent_cmd.clone()),
-            ("FACTORY_REPLAY_SCRIPT", settings.script.as_ref().map(|s| s.display().to_string())),
+            (
+                "FACTORY_REPLAY_SCRIPT",
+                settings.script.as_ref().map(|s| s.display().to_string()),
+            ),
         ]
         .into_iter()
         .filter_map(|(k, v)| Some((k.to_string(), v?)))
@@ -294,7 +297,9 @@ pub async fn start(ir: Ir, req: RunRequest, view: &mut View) -> Result<RunEnd, R
         started_at: now.clone(),
         saved_at: now,
         respawns: 0,
-        parent_run: std::env::var("FACTORY_RUN_ID").ok().filter(|r| !r.is_empty()),
+        parent_run: std::env::var("FACTORY_RUN_ID")
+            .ok()
+            .filter(|r| !r.is_empty()),
         state: Default::default(),
     };
     let env = Arc::new(env_for(&project, &run_id, &ir, &req.settings, runner));
