@@ -111,7 +111,12 @@ pub fn update(
 ) -> Result<(CodeGraph, BuildStats), GraphError> {
     let project = Project::open(root)?;
     let scan = scan(&project)?;
-    let mut old = previous.into_facts();
+    // Facts from other extraction rules cannot be reused.
+    let mut old = if previous.graph.extractor == crate::model::EXTRACTOR {
+        previous.into_facts()
+    } else {
+        BTreeMap::new()
+    };
     let mut facts: BTreeMap<String, FileFacts> = BTreeMap::new();
     let mut to_parse = Vec::new();
     let mut stats = BuildStats {

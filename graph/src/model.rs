@@ -15,6 +15,10 @@ use serde::{Deserialize, Serialize};
 /// Version of the document layout, bumped when a stored graph can no longer be read.
 pub const FORMAT: u32 = 1;
 
+/// Version of the extraction rules. A stored graph built by other rules is parsed
+/// again in full by an update, since its per-file facts would differ.
+pub const EXTRACTOR: u32 = 1;
+
 /// A language the graph parses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -260,6 +264,9 @@ pub struct Meta {
     pub tool: String,
     /// [`FORMAT`].
     pub format: u32,
+    /// [`EXTRACTOR`] of the rules that built the graph.
+    #[serde(default)]
+    pub extractor: u32,
     /// HEAD when the graph was built (`None` in a repository without commits).
     pub built_at_commit: Option<String>,
     /// Tracked files in languages that are not parsed, counted per extension.

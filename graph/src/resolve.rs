@@ -6,7 +6,9 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::model::{CodeGraph, FORMAT, FileFacts, Kind, Language, Link, Meta, Node, Ref, Relation};
+use crate::model::{
+    CodeGraph, EXTRACTOR, FORMAT, FileFacts, Kind, Language, Link, Meta, Node, Ref, Relation,
+};
 
 /// A name defined in more places than this resolves only through qualification, the
 /// caller's file or its imports.
@@ -103,6 +105,7 @@ pub fn assemble(
         graph: Meta {
             tool: "factory-graph".to_owned(),
             format: FORMAT,
+            extractor: EXTRACTOR,
             built_at_commit,
             other_languages,
             other_files,

@@ -14,7 +14,10 @@ fn find_prefers_exact_names_and_falls_back_to_substrings() {
     let (g, _) = factory_graph::extract(repo.path(), None).unwrap();
     let hits = query::find(&g, "area");
     let ids: Vec<&str> = hits.iter().map(|h| h.id.as_str()).collect();
-    assert_eq!(ids, ["src/shapes.rs::Shape::area", "src/shapes.rs::Circle::area"]);
+    assert_eq!(
+        ids,
+        ["src/shapes.rs::Shape::area", "src/shapes.rs::Circle::area"]
+    );
     assert_eq!((hits[0].file.as_str(), hits[0].line), ("src/shapes.rs", 2));
     let fuzzy = query::find(&g, "circ");
     assert!(fuzzy.iter().any(|h| h.id == "src/lib.rs::unit_circle"));
@@ -29,7 +32,10 @@ fn explain_lists_both_directions() {
         panic!("format_greeting should be unique");
     };
     let e = query::explain(&g, node);
-    let callers: Vec<&str> = e.incoming[&Relation::Calls].iter().map(|n| n.id.as_str()).collect();
+    let callers: Vec<&str> = e.incoming[&Relation::Calls]
+        .iter()
+        .map(|n| n.id.as_str())
+        .collect();
     assert!(callers.contains(&"app/models.py::User::greet"));
     assert!(callers.contains(&"app/service.py::register"));
     assert_eq!(e.incoming[&Relation::Contains][0].id, "app/models.py");

@@ -32,8 +32,10 @@ fn editing_one_file_changes_only_its_nodes_and_links() {
     let (before, _) = factory_graph::extract(repo.path(), None).unwrap();
     let models = repo.path().join("app/models.py");
     let text = fs::read_to_string(&models).unwrap();
-    let edited = text.replace("return \"hello \" + name", "return shout(\"hello \" + name)")
-        + "\n\ndef shout(text):\n    return text.upper()\n";
+    let edited = text.replace(
+        "return \"hello \" + name",
+        "return shout(\"hello \" + name)",
+    ) + "\n\ndef shout(text):\n    return text.upper()\n";
     fs::write(&models, edited).unwrap();
 
     let (after, stats) = factory_graph::update(repo.path(), before.clone(), None).unwrap();
@@ -43,12 +45,19 @@ fn editing_one_file_changes_only_its_nodes_and_links() {
     assert!(stats.added.is_empty() && stats.removed.is_empty());
 
     // Everything outside the edited file is untouched...
-    assert_eq!(nodes_outside(&before, "app/models.py"), nodes_outside(&after, "app/models.py"));
-    assert_eq!(links_outside(&before, "app/models.py"), links_outside(&after, "app/models.py"));
+    assert_eq!(
+        nodes_outside(&before, "app/models.py"),
+        nodes_outside(&after, "app/models.py")
+    );
+    assert_eq!(
+        links_outside(&before, "app/models.py"),
+        links_outside(&after, "app/models.py")
+    );
     // ...the file itself did change...
     assert!(after.node("app/models.py::shout").is_some());
-    assert!(after.links.iter().any(|l| l.source == "app/models.py::format_greeting"
-        && l.target == "app/models.py::shout"));
+    assert!(after.links.iter().any(
+        |l| l.source == "app/models.py::format_greeting" && l.target == "app/models.py::shout"
+    ));
     assert_ne!(before, after);
     // ...and the update is exactly what a full extract gives.
     let (full, _) = factory_graph::extract(repo.path(), None).unwrap();
@@ -60,9 +69,9 @@ fn calls_into_a_changed_file_are_resolved_again() {
     let repo = fixture_repo("rust");
     let (before, _) = factory_graph::extract(repo.path(), None).unwrap();
     let calls_new = |g: &CodeGraph| {
-        g.links
-            .iter()
-            .any(|l| l.source == "src/lib.rs::unit_circle" && l.target == "src/shapes.rs::Circle::new")
+        g.links.iter().any(|l| {
+            l.source == "src/lib.rs::unit_circle" && l.target == "src/shapes.rs::Circle::new"
+        })
     };
     assert!(calls_new(&before));
     let shapes = repo.path().join("src/shapes.rs");
@@ -93,15 +102,23 @@ fn added_and_removed_files_are_patched_in_and_out() {
     let repo = fixture_repo("js");
     let (before, _) = factory_graph::extract(repo.path(), None).unwrap();
     fs::remove_file(repo.path().join("src/util.js")).unwrap();
-    fs::write(repo.path().join("src/tax.ts"), "export function vat(x: number) { return x * 0.2; }\n")
-        .unwrap();
+    fs::write(
+        repo.path().join("src/tax.ts"),
+        "export function vat(x: number) { return x * 0.2; }\n",
+    )
+    .unwrap();
     commit_all(repo.path(), "swap util for tax", 100);
     let (after, stats) = factory_graph::update(repo.path(), before, None).unwrap();
     assert_eq!(stats.added, ["src/tax.ts"]);
     assert_eq!(stats.removed, ["src/util.js"]);
     assert!(after.node("src/util.js::round").is_none());
     assert!(after.node("src/tax.ts::vat").is_some());
-    assert!(!after.links.iter().any(|l| l.target.starts_with("src/util.js")));
+    assert!(
+        !after
+            .links
+            .iter()
+            .any(|l| l.target.starts_with("src/util.js"))
+    );
     let (full, _) = factory_graph::extract(repo.path(), None).unwrap();
     assert_eq!(after, full);
 }

@@ -64,7 +64,40 @@ pub(super) fn walk(cx: &mut Cx, node: TsNode) {
             }
             cx.children(node, walk);
         }
+        "token_tree" => macro_calls(cx, node),
         _ => cx.children(node, walk),
+    }
+}
+
+/// Calls inside a macro's arguments (`assert_eq!(parse(x), ...)`), which tree-sitter
+/// leaves as a flat token tree: an identifier followed by a parenthesised group.
+fn macro_calls(cx: &mut Cx, tree: TsNode) {
+    let mut cursor = tree.walk();
+    let kids: Vec<TsNode> = tree.children(&mut cursor).collect();
+    for (i, k) in kids.iter().enumerate() {
+        if k.kind() == "token_tree" {
+            macro_calls(cx, *k);
+            continue;
+        }
+        if k.kind() != "identifier" {
+            continue;
+        }
+        let opens_call = kids
+            .get(i + 1)
+            .is_some_and(|n| n.kind() == "token_tree" && cx.text(*n).starts_with('('));
+        if !opens_call {
+            continue;
+        }
+        let qual = match i.checked_sub(1).map(|j| kids[j].kind()) {
+            Some("::") => i.checked_sub(2).map(|j| cx.text(kids[j])),
+            Some(".") => i
+                .checked_sub(2)
+                .map(|j| cx.text(kids[j]))
+                .filter(|q| q == "self"),
+            _ => None,
+        };
+        let name = cx.text(*k);
+        cx.call(name, qual, *k);
     }
 }
 
