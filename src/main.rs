@@ -60,6 +60,10 @@ enum Command {
     Agent(commands::agent::Args),
     /// Export the workflows as Agent Skills (SKILL.md) or check exported ones for drift.
     Skills(commands::skills::Args),
+    /// Build and query the code graph: files, definitions and their relations.
+    Graph(commands::graph::Args),
+    /// Write .factory/strategy/observations.md for the researcher.
+    Study(commands::study::Args),
 }
 
 fn main() -> ExitCode {
@@ -93,6 +97,8 @@ fn main() -> ExitCode {
         Command::Resume(args) => commands::resume::run(args),
         Command::Runs(args) => commands::runs::run(args),
         Command::Agent(args) => commands::agent::run(args),
+        Command::Graph(args) => commands::graph::run(args),
+        Command::Study(args) => commands::study::run(args),
     }
 }
 

@@ -13,6 +13,7 @@
 //! - [`runners`]: the runner trait and the `exec` and `replay` runners (async).
 //! - [`agents`]: prompt tiers and one agent invocation — events, review, outputs.
 //! - [`exec`]: the executor — a pure machine over the IR and its tokio driver.
+//! - [`study`]: the observations report (`.factory/strategy/observations.md`).
 
 pub mod agents;
 pub mod demo;
@@ -26,5 +27,6 @@ pub mod project;
 pub mod runners;
 pub mod store;
 pub mod strategy;
+pub mod study;
 pub mod sys;
 pub mod worktrees;

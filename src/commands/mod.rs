@@ -18,6 +18,7 @@ pub mod detect;
 pub mod discover;
 pub mod eval;
 pub mod finalize;
+pub mod graph;
 pub mod history;
 pub mod init;
 pub mod precheck;
@@ -26,6 +27,7 @@ pub mod run;
 mod run_end;
 pub mod runs;
 pub mod skills;
+pub mod study;
 
 /// The command ran and everything is fine.
 pub const OK: u8 = 0;
