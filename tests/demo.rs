@@ -1,0 +1,92 @@
+//! `factory demo`: the README's first command, end to end, twice.
+
+use std::fs;
+
+use assert_cmd::Command;
+
+fn demo(
+    dir: &std::path::Path,
+    target: &std::path::Path,
+    home: &std::path::Path,
+) -> (String, Vec<String>) {
+    let out = Command::cargo_bin("factory")
+        .unwrap()
+        .env("CARGO_TARGET_DIR", target)
+        .env("FACTORY_HOME", home)
+        .env_remove("FACTORY_RUN_ID")
+        .arg("demo")
+        .arg(dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let verdicts = fs::read_to_string(dir.join(".factory/results.tsv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.split('\t').nth(2).unwrap_or("").to_string())
+        .collect();
+    (text, verdicts)
+}
+
+#[test]
+fn the_demo_keeps_a_real_improvement_and_does_so_every_time() {
+    let (target, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (text_a, verdicts_a) = demo(a.path(), target.path(), home.path());
+    let (_, verdicts_b) = demo(b.path(), target.path(), home.path());
+    assert_eq!(verdicts_a, ["keep"], "{text_a}");
+    assert_eq!(verdicts_a, verdicts_b, "the same verdicts on a second run");
+    assert!(text_a.contains("experiment 1: keep, score"), "{text_a}");
+    assert!(text_a.contains("branch factory/exp-001"), "{text_a}");
+    // The whole improve mode ran: study, research, plan, experiment, archive.
+    for file in [
+        "strategy/observations.md",
+        "strategy/study-combined.md",
+        "graph.json",
+        "archive/experiment.md",
+        "experiments/001/precheck.json",
+    ] {
+        assert!(a.path().join(".factory").join(file).exists(), "{file}");
+    }
+    let repo = git2::Repository::open(a.path()).unwrap();
+    let kept = repo
+        .find_branch("factory/exp-001", git2::BranchType::Local)
+        .unwrap();
+    let lib = kept
+        .get()
+        .peel_to_tree()
+        .unwrap()
+        .get_path(std::path::Path::new("src/lib.rs"))
+        .unwrap();
+    let blob = repo.find_blob(lib.id()).unwrap();
+    assert!(
+        String::from_utf8_lossy(blob.content()).contains("HashMap"),
+        "the kept branch holds the change"
+    );
+    // The user's main branch still has the original code.
+    let main = fs::read_to_string(a.path().join("src/lib.rs")).unwrap();
+    assert!(!main.contains("HashMap"));
+}
+
+#[test]
+fn the_demo_refuses_a_directory_that_is_not_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("mine.txt"), "keep me").unwrap();
+    let out = Command::cargo_bin("factory")
+        .unwrap()
+        .arg("demo")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not empty"));
+    assert_eq!(
+        fs::read_to_string(dir.path().join("mine.txt")).unwrap(),
+        "keep me"
+    );
+}
