@@ -10,10 +10,13 @@
 //! - [`precheck`]: the aggregate keep gate.
 //! - [`worktrees`]: each experiment's branch `factory/exp-NNN` and its git worktree.
 //! - [`experiment`]: begin (store + worktree), precheck records, the enforced keep.
+//! - [`study`]: the observations report (`.factory/strategy/observations.md`).
 //! - [`runners`]: the runner trait and the `exec` and `replay` runners (async).
 //! - [`agents`]: prompt tiers and one agent invocation — events, review, outputs.
 //! - [`exec`]: the executor — a pure machine over the IR and its tokio driver.
-//! - [`study`]: the observations report (`.factory/strategy/observations.md`).
+//! - [`demo`]: the embedded demo project `factory demo` improves.
+//!
+//! docs/architecture.md draws the same layers.
 
 pub mod agents;
 pub mod demo;
