@@ -143,11 +143,12 @@ pub fn compile(
         }
         let (ir, spans) =
             crate::ir::parse_text(&text).map_err(|_| CompileError::Invalid(diags.clone()))?;
+        let index = crate::diagnostic::LineIndex::new(&text);
         let locations = spans
             .nodes
             .iter()
             .map(|(id, span)| {
-                let (line, column) = crate::diagnostic::line_col(&text, span.start);
+                let (line, column) = index.line_col(span.start);
                 (
                     id.clone(),
                     SourceLocation {
@@ -194,11 +195,15 @@ pub fn compile(
         }));
     };
     let mut locations = std::collections::BTreeMap::new();
+    let mut indexes = std::collections::HashMap::new();
     for (id, at) in &w.origins.nodes {
         let src = db.file(&at.file);
         let map = &crate::db::parse_file(&db, src).map;
         if let Some(span) = map.get(&at.loc) {
-            let (line, column) = crate::diagnostic::line_col(src.text(&db), span.start);
+            let index = indexes
+                .entry(at.file.clone())
+                .or_insert_with(|| crate::diagnostic::LineIndex::new(src.text(&db)));
+            let (line, column) = index.line_col(span.start);
             locations.insert(
                 id.clone(),
                 SourceLocation {

@@ -91,6 +91,21 @@ pub fn now_iso8601() -> String {
 /// Appends `event` as one line to the project's `events.jsonl`, under its lock.
 /// `.factory/` is created when missing (the project directory itself never is).
 pub fn append(paths: &FactoryPaths, event: &Event) -> Result<(), EventsError> {
+    append_with(paths, event, files::append)
+}
+
+/// [`append`] without waiting for the disk: for the executor's per-node journal, where
+/// an entry lost to a power failure only means its node runs again on resume (nodes
+/// are re-runnable: a kill between a node's work and its entry has the same effect).
+pub fn append_unsynced(paths: &FactoryPaths, event: &Event) -> Result<(), EventsError> {
+    append_with(paths, event, files::append_unsynced)
+}
+
+fn append_with(
+    paths: &FactoryPaths,
+    event: &Event,
+    write: fn(&Path, &[u8]) -> io::Result<()>,
+) -> Result<(), EventsError> {
     if !paths.dir().is_dir() {
         crate::project::layout::ensure_factory_dir(paths.project())?;
     }
@@ -105,7 +120,7 @@ pub fn append(paths: &FactoryPaths, event: &Event) -> Result<(), EventsError> {
         source,
     };
     let _lock = FileLock::acquire(&paths.events_lock()).map_err(io_err)?;
-    files::append(&path, line.as_bytes()).map_err(io_err)
+    write(&path, line.as_bytes()).map_err(io_err)
 }
 
 /// What [`read`] found in `events.jsonl`.

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::machine::{Input, MachineState, NodeResult, RunOutcome};
 use crate::events::{self, Event};
 use crate::project::layout::FactoryPaths;
-use crate::sys::files::atomic_write;
+use crate::sys::files::{atomic_write, atomic_write_unsynced};
 
 /// Event types the executor writes.
 pub mod kinds {
@@ -66,6 +66,8 @@ impl Checkpoint {
         }
     }
 
+    /// Saves the snapshot (temp file + rename). It is flushed to disk only when the
+    /// run stops (finished or interrupted); between nodes the journal backs it.
     pub fn save(&mut self, paths: &FactoryPaths) -> std::io::Result<()> {
         self.saved_at = events::now_iso8601();
         let json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
@@ -73,7 +75,11 @@ impl Checkpoint {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        atomic_write(&path, &json)
+        if self.state.finished || self.state.outcome.is_some() {
+            atomic_write(&path, &json)
+        } else {
+            atomic_write_unsynced(&path, &json)
+        }
     }
 
     /// The saved checkpoint; `Ok(None)` when there is none.

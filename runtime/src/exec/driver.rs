@@ -196,7 +196,7 @@ fn end(run_id: &str, m: &Machine<'_>, outcome: Option<RunOutcome>, interrupted: 
 }
 
 fn append(paths: &FactoryPaths, ev: &Event, view: &mut View) -> Result<(), DriveError> {
-    events::append(paths, ev).map_err(DriveError::Events)?;
+    events::append_unsynced(paths, ev).map_err(DriveError::Events)?;
     view.event(ev);
     Ok(())
 }

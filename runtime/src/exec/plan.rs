@@ -43,6 +43,12 @@ pub fn render(
             |r| r.meta().name.to_string()
         )
     );
+    let mut out_edges: std::collections::HashMap<&str, Vec<&factory_compiler::ir::Edge>> =
+        std::collections::HashMap::new();
+    for e in &ir.edges {
+        out_edges.entry(e.from.as_str()).or_default().push(e);
+    }
+    let edges_from = |id: &str| out_edges.get(id).cloned().unwrap_or_default();
     let mut seen = BTreeSet::new();
     let mut queue = VecDeque::from([ir.start.clone()]);
     let mut step = 0;
@@ -51,7 +57,7 @@ pub fn render(
             continue;
         }
         let Some(node) = ir.node(&id) else { continue };
-        for e in ir.edges.iter().filter(|e| e.from == id) {
+        for e in edges_from(&id) {
             queue.push_back(e.to.clone());
         }
         if matches!(node.kind, NodeKind::Start | NodeKind::End) {
@@ -141,11 +147,7 @@ pub fn render(
         for w in &a.writes {
             let _ = writeln!(out, "     writes {}", w.path);
         }
-        for e in ir
-            .edges
-            .iter()
-            .filter(|e| e.from == id && e.label.is_some())
-        {
+        for e in edges_from(&id).into_iter().filter(|e| e.label.is_some()) {
             let label = e.label.map(|l| l.as_str()).unwrap_or("");
             let bound = e
                 .max

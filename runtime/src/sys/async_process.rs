@@ -38,7 +38,9 @@ impl ProcessSpec {
     /// `sh -c script` in `cwd`.
     pub fn shell(script: &str, cwd: impl Into<PathBuf>) -> Self {
         Self {
-            program: "sh".into(),
+            // An absolute path lets std use posix_spawn even when PATH is changed
+            // for the child (a PATH lookup forces fork + exec, much slower).
+            program: "/bin/sh".into(),
             args: vec!["-c".into(), script.into()],
             cwd: cwd.into(),
             ..Self::default()

@@ -13,6 +13,17 @@ use fs4::FileExt;
 /// are flushed to disk, and then renamed over `path`. Readers see the old file or the
 /// new one, never a mix. Parent directories are created when missing.
 pub fn atomic_write(path: &Path, contents: &[u8]) -> io::Result<()> {
+    write_then_rename(path, contents, true)
+}
+
+/// [`atomic_write`] without flushing to disk first: still all-or-nothing for readers
+/// and across a killed process, for files whose loss on power failure costs only a
+/// little repeated work (the executor's snapshots, which its journal backs).
+pub fn atomic_write_unsynced(path: &Path, contents: &[u8]) -> io::Result<()> {
+    write_then_rename(path, contents, false)
+}
+
+fn write_then_rename(path: &Path, contents: &[u8], sync: bool) -> io::Result<()> {
     let parent = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -32,7 +43,9 @@ pub fn atomic_write(path: &Path, contents: &[u8]) -> io::Result<()> {
     let result = (|| {
         let mut file = File::create(&tmp)?;
         file.write_all(contents)?;
-        file.sync_all()?;
+        if sync {
+            file.sync_all()?;
+        }
         fs::rename(&tmp, path)
     })();
     if result.is_err() {
@@ -94,6 +107,13 @@ pub fn append(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut file = OpenOptions::new().create(true).append(true).open(path)?;
     file.write_all(bytes)?;
     file.sync_data()
+}
+
+/// [`append`] without flushing to disk: a killed process loses nothing (the bytes are
+/// in the kernel), a power failure may lose the tail.
+pub fn append_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut file = OpenOptions::new().create(true).append(true).open(path)?;
+    file.write_all(bytes)
 }
 
 /// Renames a corrupt file to `<name>.corrupt-<unix millis>` beside it, so it is kept
