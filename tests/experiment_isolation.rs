@@ -50,7 +50,7 @@ impl Project {
     fn qa_done(&self, id: u32, role: &str) {
         events::append(
             &FactoryPaths::new(self.path()),
-            &Event::new("agent.completed")
+            &Event::raw("agent.completed")
                 .with("role", role)
                 .with("exp_id", id),
         )

@@ -98,7 +98,7 @@ fn keep_records_the_judged_eval_as_the_growth_baseline_and_revert_does_not() {
     add_a_test(dir, 2);
     events::append(
         &FactoryPaths::new(dir),
-        &Event::new("agent.completed")
+        &Event::raw("agent.completed")
             .with("role", "code_reviewer")
             .with("exp_id", 2),
     )

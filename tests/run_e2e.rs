@@ -149,7 +149,8 @@ fn a_reloop_past_its_bound_halts() {
         .events()
         .iter()
         .filter(|e| {
-            e.kind == "agent.started" && e.get("role").and_then(Value::as_str) == Some("strategist")
+            e.kind() == "agent.started"
+                && e.get("role").as_ref().and_then(Value::as_str) == Some("strategist")
         })
         .count();
     assert_eq!(strategist, 3, "the first plan and two reloops: {text}");
@@ -198,8 +199,9 @@ fn the_three_reviews_of_deep_qa_run_at_the_same_time() {
         events
             .iter()
             .filter(|e| {
-                e.kind == kind
+                e.kind() == kind
                     && e.get("node")
+                        .as_ref()
                         .and_then(Value::as_str)
                         .is_some_and(|n| n.contains(".qa.review."))
             })
@@ -234,10 +236,11 @@ fn a_hypothesis_with_shell_metacharacters_stays_inert() {
     let begun = p
         .events()
         .into_iter()
-        .find(|e| e.kind == "experiment.begin")
+        .find(|e| e.kind() == "experiment.begin")
         .unwrap();
     let hypothesis = begun
         .get("hypothesis")
+        .as_ref()
         .and_then(Value::as_str)
         .unwrap()
         .to_string();

@@ -60,14 +60,14 @@ fn assert_consistent(p: &Project, label: &str) {
         let Some(id) = e
             .get("invocation")
             .or_else(|| e.get("invocation_id"))
-            .and_then(Value::as_str)
+            .and_then(|v| v.as_str().map(str::to_string))
         else {
             continue;
         };
-        let entry = pairs.entry(id.to_string()).or_default();
-        if e.kind == "agent.started" {
+        let entry = pairs.entry(id).or_default();
+        if e.kind() == "agent.started" {
             entry.0 += 1;
-        } else if e.kind.starts_with("agent.") {
+        } else if e.kind().starts_with("agent.") {
             entry.1 += 1;
         }
     }
@@ -80,15 +80,15 @@ fn assert_consistent(p: &Project, label: &str) {
     }
     let mut seqs: Vec<u64> = events
         .iter()
-        .filter(|e| e.kind == "node.finished" || e.kind == "run.started")
-        .filter_map(|e| e.get("seq").and_then(Value::as_u64))
+        .filter(|e| e.kind() == "node.finished" || e.kind() == "run.started")
+        .filter_map(|e| e.get("seq").as_ref().and_then(Value::as_u64))
         .collect();
     let n = seqs.len();
     seqs.sort();
     seqs.dedup();
     assert_eq!(seqs.len(), n, "{label}: no journal entry was written twice");
     assert_eq!(
-        events.iter().filter(|e| e.kind == "run.finished").count(),
+        events.iter().filter(|e| e.kind() == "run.finished").count(),
         1,
         "{label}"
     );

@@ -50,7 +50,7 @@ fn store(t: &TestRepo) -> ExperimentStore {
 fn qa_done(t: &TestRepo, exp: u32, role: &str) {
     events::append_to(
         t.path(),
-        &Event::new("agent.completed")
+        &Event::raw("agent.completed")
             .with("role", role)
             .with("exp_id", exp),
     )
@@ -246,7 +246,7 @@ fn fails_closed_when_qa_did_not_run_after_begin() {
     // A non-QA agent completing is not QA either; the legacy qa event is.
     qa_done(&t, id, "builder");
     assert!(!run(&t, &config(0.9, 0.5), &opts).passed);
-    events::append_to(t.path(), &Event::new("qa").with("exp_id", id)).unwrap();
+    events::append_to(t.path(), &Event::raw("qa").with("exp_id", id)).unwrap();
     assert!(run(&t, &config(0.9, 0.5), &opts).passed);
 }
 

@@ -10,10 +10,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime};
 
-use serde_json::Value;
-
 use super::{AgentError, AgentResult};
-use crate::events::{self, Event, kinds};
+use crate::events::{self, AgentEnded, AgentStarted, Event, EventData, ExpRef, kinds};
 use crate::project::layout::FactoryPaths;
 use crate::runners::{AgentRequest, Runner};
 use crate::sys::files::atomic_write;
@@ -71,10 +69,11 @@ pub async fn invoke_with_progress(
     let output = match runner.run(req, progress).await {
         Ok(output) => output,
         Err(err) => {
-            guard.finish(kinds::AGENT_FAILED, |e| {
-                e.with("reason", "spawn")
-                    .with("error", err.to_string())
-                    .with("duration_ms", ms(start))
+            guard.finish(EventData::AgentFailed, |e| AgentEnded {
+                reason: Some("spawn".into()),
+                error: Some(err.to_string()),
+                duration_ms: Some(ms(start)),
+                ..e
             })?;
             return Err(AgentError::runner(&req.role, err));
         }
@@ -91,24 +90,22 @@ pub async fn invoke_with_progress(
         .display()
         .to_string();
     let duration_ms = output.duration.as_millis() as u64;
-    let common = |e: Event| {
-        e.with(
-            "exit_code",
-            output.exit_code.map_or(Value::Null, Value::from),
-        )
-        .with("duration_ms", duration_ms)
-        .with("review", rel_review.clone())
+    let common = |e: AgentEnded| AgentEnded {
+        exit_code: output.exit_code,
+        duration_ms: Some(duration_ms),
+        review: Some(rel_review.clone()),
+        ..e
     };
     if let Err(err) = written {
-        guard.finish(kinds::AGENT_FAILED, |e| {
-            common(e)
-                .with("reason", "review")
-                .with("error", err.to_string())
+        guard.finish(EventData::AgentFailed, |e| AgentEnded {
+            reason: Some("review".into()),
+            error: Some(err.to_string()),
+            ..common(e)
         })?;
         return Err(err);
     }
     if output.timed_out {
-        guard.finish(kinds::AGENT_TIMEOUT, common)?;
+        guard.finish(EventData::AgentTimeout, common)?;
         return Err(AgentError::TimedOut {
             role: req.role.clone(),
             timeout: req.timeout.unwrap_or(output.duration),
@@ -117,7 +114,10 @@ pub async fn invoke_with_progress(
         });
     }
     if output.exit_code != Some(0) {
-        guard.finish(kinds::AGENT_FAILED, |e| common(e).with("reason", "exit"))?;
+        guard.finish(EventData::AgentFailed, |e| AgentEnded {
+            reason: Some("exit".into()),
+            ..common(e)
+        })?;
         return Err(AgentError::Failed {
             role: req.role.clone(),
             exit_code: output.exit_code,
@@ -132,19 +132,14 @@ pub async fn invoke_with_progress(
         .filter(|(p, was)| **p != review && stamp(p).is_none_or(|now| Some(now) == **was))
         .map(|(p, _)| p.clone())
         .collect();
-    guard.finish(kinds::AGENT_COMPLETED, |e| {
-        let e = common(e);
-        if missing_outputs.is_empty() {
-            e
-        } else {
-            e.with(
-                "missing_outputs",
-                missing_outputs
-                    .iter()
-                    .map(|p| Value::from(p.display().to_string()))
-                    .collect::<Vec<_>>(),
-            )
-        }
+    guard.finish(EventData::AgentCompleted, |e| AgentEnded {
+        missing_outputs: (!missing_outputs.is_empty()).then(|| {
+            missing_outputs
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect()
+        }),
+        ..common(e)
     })?;
     Ok(AgentResult {
         invocation_id: guard.id.clone(),
@@ -179,8 +174,8 @@ fn is_tag(tag: &str) -> bool {
 struct Terminal {
     paths: FactoryPaths,
     id: String,
-    /// Fields every event of this invocation carries (role, node, run_id, ...).
-    base: Vec<(&'static str, Value)>,
+    /// Who the invocation is (role, node, run_id, ...): every event of it says so.
+    started: AgentStarted,
     done: bool,
 }
 
@@ -192,52 +187,36 @@ impl Terminal {
         tag: Option<&str>,
     ) -> Result<Self, AgentError> {
         let id = new_invocation_id();
-        let opt = |v: Option<&str>| v.map_or(Value::Null, Value::from);
-        let base = vec![
-            ("invocation_id", Value::from(id.clone())),
-            ("role", Value::from(req.role.clone())),
-            ("node", opt(req.node.as_deref())),
-            ("run_id", opt(req.env_value("FACTORY_RUN_ID"))),
+        let started = AgentStarted {
+            invocation_id: id.clone(),
+            role: req.role.clone(),
+            node: req.node.clone(),
+            run_id: req.env_value("FACTORY_RUN_ID").map(str::to_string),
             // A number, as in `experiment.begin`, when it is one.
-            (
-                "exp_id",
-                match req.env_value("FACTORY_EXP_ID") {
-                    Some(v) => v.trim().parse::<u64>().map_or(Value::from(v), Value::from),
-                    None => Value::Null,
-                },
-            ),
-        ];
-        let started = base
-            .iter()
-            .fold(Event::new(kinds::AGENT_STARTED), |e, (k, v)| {
-                e.with(*k, v.clone())
-            })
-            .with("runner", runner)
-            .with("visit", req.visit.max(1))
-            .with("review_tag", opt(tag));
-        events::append(paths, &started)?;
+            exp_id: req.env_value("FACTORY_EXP_ID").map(ExpRef::parse),
+            runner: runner.to_string(),
+            visit: Some(req.visit.max(1)),
+            interactive: None,
+            review_tag: tag.map(str::to_string),
+        };
+        events::append(paths, &Event::new(EventData::AgentStarted(started.clone())))?;
         Ok(Self {
             paths: paths.clone(),
             id,
-            base,
+            started,
             done: false,
         })
     }
 
-    fn event(&self, kind: &str) -> Event {
-        self.base
-            .iter()
-            .fold(Event::new(kind), |e, (k, v)| e.with(*k, v.clone()))
-    }
-
     fn finish(
         &mut self,
-        kind: &str,
-        fields: impl FnOnce(Event) -> Event,
+        kind: fn(AgentEnded) -> EventData,
+        fields: impl FnOnce(AgentEnded) -> AgentEnded,
     ) -> Result<(), AgentError> {
         // Marked first: a failed append must not be followed by a second, wrong terminal.
         self.done = true;
-        events::append(&self.paths, &fields(self.event(kind)))?;
+        let ended = fields(AgentEnded::of(&self.started));
+        events::append(&self.paths, &Event::new(kind(ended)))?;
         Ok(())
     }
 }
@@ -245,8 +224,11 @@ impl Terminal {
 impl Drop for Terminal {
     fn drop(&mut self) {
         if !self.done {
-            let event = self.event(kinds::AGENT_FAILED).with("reason", "cancelled");
-            let _ = events::append(&self.paths, &event);
+            let ended = AgentEnded {
+                reason: Some("cancelled".into()),
+                ..AgentEnded::of(&self.started)
+            };
+            let _ = events::append(&self.paths, &Event::new(EventData::AgentFailed(ended)));
         }
     }
 }
@@ -256,33 +238,31 @@ impl Drop for Terminal {
 pub fn close_dangling(project: &Path, run_id: &str) -> Result<usize, AgentError> {
     let paths = FactoryPaths::new(project);
     let log = events::read(&paths)?;
-    let id_of = |e: &Event| {
-        e.get("invocation_id")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    };
+    // Any terminal line counts, also one whose fields no longer fit the typed shape.
     let finished: HashSet<String> = log
         .events
         .iter()
-        .filter(|e| is_terminal(&e.kind))
-        .filter_map(id_of)
+        .filter(|e| kinds::is_agent_terminal(e.kind()))
+        .filter_map(|e| match e.data.agent_ended() {
+            Some(a) => Some(a.invocation_id.clone()),
+            None => e
+                .get("invocation_id")
+                .and_then(|v| v.as_str().map(str::to_string)),
+        })
         .collect();
     let mut closed = 0;
-    for started in log.of_kind(kinds::AGENT_STARTED) {
-        if started.get("run_id").and_then(Value::as_str) != Some(run_id) {
+    for e in &log.events {
+        let EventData::AgentStarted(started) = &e.data else {
+            continue;
+        };
+        if started.run_id.as_deref() != Some(run_id) || finished.contains(&started.invocation_id) {
             continue;
         }
-        let Some(id) = id_of(started) else { continue };
-        if finished.contains(&id) {
-            continue;
-        }
-        let mut event = Event::new(kinds::AGENT_FAILED).with("reason", "interrupted");
-        for key in ["invocation_id", "role", "node", "run_id", "exp_id"] {
-            if let Some(v) = started.get(key) {
-                event = event.with(key, v.clone());
-            }
-        }
-        events::append(&paths, &event)?;
+        let ended = AgentEnded {
+            reason: Some("interrupted".into()),
+            ..AgentEnded::of(started)
+        };
+        events::append(&paths, &Event::new(EventData::AgentFailed(ended)))?;
         closed += 1;
     }
     Ok(closed)
@@ -290,10 +270,5 @@ pub fn close_dangling(project: &Path, run_id: &str) -> Result<usize, AgentError>
 
 /// Whether `kind` ends an invocation.
 pub fn is_terminal(kind: &str) -> bool {
-    [
-        kinds::AGENT_COMPLETED,
-        kinds::AGENT_FAILED,
-        kinds::AGENT_TIMEOUT,
-    ]
-    .contains(&kind)
+    kinds::is_agent_terminal(kind)
 }

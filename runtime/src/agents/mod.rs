@@ -342,45 +342,46 @@ fn run_interactive(
     runner: &dyn crate::runners::Runner,
     tag: Option<&str>,
 ) -> Result<RoleOutcome, AgentError> {
-    use crate::events::{Event, kinds};
+    use crate::events::{AgentEnded, AgentStarted, Event, EventData};
     let paths = crate::project::layout::FactoryPaths::new(project);
-    let id = invoke::new_invocation_id();
-    let base = |kind: &str| {
-        Event::new(kind)
-            .with("invocation_id", id.clone())
-            .with("role", req.role.clone())
+    let started = AgentStarted {
+        invocation_id: invoke::new_invocation_id(),
+        role: req.role.clone(),
+        runner: runner.meta().name.to_string(),
+        interactive: Some(true),
+        review_tag: tag.map(str::to_string),
+        ..AgentStarted::default()
     };
     crate::events::append(
         &paths,
-        &base(kinds::AGENT_STARTED)
-            .with("runner", runner.meta().name)
-            .with("interactive", true)
-            .with("review_tag", tag.map(str::to_string)),
+        &Event::new(EventData::AgentStarted(started.clone())),
     )?;
     let start = std::time::Instant::now();
     let result = runner.run_interactive(req);
     let ms = start.elapsed().as_millis() as u64;
     match result {
         Ok(code) => {
-            let kind = if code == 0 {
-                kinds::AGENT_COMPLETED
-            } else {
-                kinds::AGENT_FAILED
+            let ended = AgentEnded {
+                exit_code: Some(code),
+                duration_ms: Some(ms),
+                reason: (code != 0).then(|| "exit".to_string()),
+                ..AgentEnded::of(&started)
             };
-            let mut event = base(kind).with("exit_code", code).with("duration_ms", ms);
-            if code != 0 {
-                event = event.with("reason", "exit");
-            }
-            crate::events::append(&paths, &event)?;
+            let event = if code == 0 {
+                EventData::AgentCompleted(ended)
+            } else {
+                EventData::AgentFailed(ended)
+            };
+            crate::events::append(&paths, &Event::new(event))?;
             Ok(RoleOutcome::Interactive(code))
         }
         Err(err) => {
-            crate::events::append(
-                &paths,
-                &base(kinds::AGENT_FAILED)
-                    .with("reason", "spawn")
-                    .with("error", err.to_string()),
-            )?;
+            let ended = AgentEnded {
+                reason: Some("spawn".into()),
+                error: Some(err.to_string()),
+                ..AgentEnded::of(&started)
+            };
+            crate::events::append(&paths, &Event::new(EventData::AgentFailed(ended)))?;
             Err(AgentError::runner(&req.role, err))
         }
     }

@@ -59,6 +59,7 @@ fn request(project: &Path, role: &str) -> AgentRequest {
 
 fn id(e: &crate::events::Event) -> String {
     e.get("invocation_id")
+        .as_ref()
         .and_then(Value::as_str)
         .unwrap()
         .to_string()
@@ -70,11 +71,12 @@ fn check_pairing(project: &Path) -> HashMap<String, usize> {
     let log = events::read(&FactoryPaths::new(project)).unwrap();
     assert!(log.corrupt_lines.is_empty());
     let mut terminals: HashMap<String, Vec<String>> = HashMap::new();
-    for e in log.events.iter().filter(|e| invoke::is_terminal(&e.kind)) {
-        let reason = e.get("reason").and_then(Value::as_str).unwrap_or("");
+    for e in log.events.iter().filter(|e| invoke::is_terminal(e.kind())) {
+        let reason = e.get("reason");
+        let reason = reason.as_ref().and_then(Value::as_str).unwrap_or("");
         terminals.entry(id(e)).or_default().push(format!(
             "{}{}{reason}",
-            e.kind,
+            e.kind(),
             if reason.is_empty() { "" } else { ":" }
         ));
     }
@@ -157,9 +159,9 @@ fn twenty_concurrent_invocations_each_get_exactly_one_terminal_event() {
     // Ids are unique and events carry the run and experiment.
     let log = events::read(&FactoryPaths::new(&project)).unwrap();
     let first = log.of_kind(kinds::AGENT_STARTED).next().unwrap();
-    assert_eq!(first.get("run_id"), Some(&Value::from("run-1")));
-    assert_eq!(first.get("exp_id"), Some(&Value::from(4)));
-    assert_eq!(first.get("runner"), Some(&Value::from("replay")));
+    assert_eq!(first.get("run_id"), Some(Value::from("run-1")));
+    assert_eq!(first.get("exp_id"), Some(Value::from(4)));
+    assert_eq!(first.get("runner"), Some(Value::from("replay")));
 }
 
 #[test]
@@ -194,9 +196,9 @@ fn stdout_becomes_the_review_and_unwritten_outputs_are_reported() {
     let done = log.of_kind(kinds::AGENT_COMPLETED).next().unwrap();
     assert_eq!(
         done.get("review"),
-        Some(&Value::from(".factory/reviews/good-exp-3-latest.md"))
+        Some(Value::from(".factory/reviews/good-exp-3-latest.md"))
     );
-    assert_eq!(done.get("exit_code"), Some(&Value::from(0)));
+    assert_eq!(done.get("exit_code"), Some(Value::from(0)));
     assert_eq!(
         done.get("missing_outputs")
             .unwrap()
@@ -267,10 +269,13 @@ fn close_dangling_closes_only_that_runs_open_invocations() {
     let started = |id: &str, run: &str| {
         events::append(
             &paths,
-            &events::Event::new(kinds::AGENT_STARTED)
-                .with("invocation_id", id)
-                .with("role", "builder")
-                .with("run_id", run),
+            &events::Event::new(events::EventData::AgentStarted(events::AgentStarted {
+                invocation_id: id.into(),
+                role: "builder".into(),
+                run_id: Some(run.into()),
+                runner: "exec".into(),
+                ..Default::default()
+            })),
         )
         .unwrap()
     };
@@ -279,7 +284,7 @@ fn close_dangling_closes_only_that_runs_open_invocations() {
     started("c", "r2");
     events::append(
         &paths,
-        &events::Event::new(kinds::AGENT_COMPLETED).with("invocation_id", "a"),
+        &events::Event::raw(kinds::AGENT_COMPLETED).with("invocation_id", "a"),
     )
     .unwrap();
     assert_eq!(close_dangling(tmp.path(), "r1").unwrap(), 1);
@@ -287,9 +292,9 @@ fn close_dangling_closes_only_that_runs_open_invocations() {
     let log = events::read(&paths).unwrap();
     let closed: Vec<_> = log.of_kind(kinds::AGENT_FAILED).collect();
     assert_eq!(closed.len(), 1);
-    assert_eq!(closed[0].get("invocation_id"), Some(&Value::from("b")));
-    assert_eq!(closed[0].get("reason"), Some(&Value::from("interrupted")));
-    assert_eq!(closed[0].get("role"), Some(&Value::from("builder")));
+    assert_eq!(closed[0].get("invocation_id"), Some(Value::from("b")));
+    assert_eq!(closed[0].get("reason"), Some(Value::from("interrupted")));
+    assert_eq!(closed[0].get("role"), Some(Value::from("builder")));
 }
 
 #[test]

@@ -1,10 +1,13 @@
 //! The append-only event log `.factory/events.jsonl` (spec §9.3, §8.17).
 //!
-//! One JSON object per line, each with a `type` and an ISO-8601 `timestamp`; any other
-//! fields ride along. Appends hold `.factory/.events.lock`, so lines written by
-//! concurrent processes never interleave. Readers skip lines that are not valid JSON
-//! objects (a crash mid-write, a hand edit) and keep unknown event types: nothing is
-//! fatal to a reader.
+//! One JSON object per line, each with a `type` and an ISO-8601 `timestamp`. Every
+//! event the runtime writes is a variant of [`EventData`] (one typed enum shared by
+//! the executor, the agents, the store, precheck and every reader; the kind names live
+//! in [`kinds`]); anything else is kept as [`EventData::Other`] with all its fields.
+//! Appends hold `.factory/.events.lock`, so lines written by concurrent processes
+//! never interleave. Readers skip lines that are not JSON objects with a string `type`
+//! and `timestamp` (a crash mid-write, a hand edit) and keep unknown event types:
+//! nothing is fatal to a reader.
 
 use std::fs;
 use std::io;
@@ -16,67 +19,118 @@ use serde_json::{Map, Value};
 use crate::project::layout::FactoryPaths;
 use crate::sys::files::{self, FileLock};
 
-/// Event types the runtime writes itself. Other producers may use any string.
-pub mod kinds {
-    /// `factory begin` allocated (or re-used) an experiment; carries `exp_id`, `hypothesis`.
-    pub const EXPERIMENT_BEGIN: &str = "experiment.begin";
-    /// `factory finalize` recorded a verdict; carries `exp_id`, `verdict`, `delta`.
-    pub const EXPERIMENT_FINALIZE: &str = "experiment.finalize";
-    /// `factory precheck --exp N` recorded its result; carries `exp_id`, `passed`,
-    /// `commit`, `score_before`, `score_after`.
-    pub const PRECHECK_COMPLETED: &str = "precheck.completed";
-    /// An agent invocation started; must be paired with exactly one terminal event.
-    pub const AGENT_STARTED: &str = "agent.started";
-    /// Terminal: the agent finished.
-    pub const AGENT_COMPLETED: &str = "agent.completed";
-    /// Terminal: the agent failed.
-    pub const AGENT_FAILED: &str = "agent.failed";
-    /// Terminal: the agent ran out of time.
-    pub const AGENT_TIMEOUT: &str = "agent.timeout";
-}
+mod data;
 
-/// One line of `events.jsonl`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub use data::{AgentEnded, AgentStarted, EventData, ExpRef, kinds};
+
+/// One line of `events.jsonl`: when, and what happened. On disk it is one object,
+/// `{"type": ..., "timestamp": ..., <the data's fields>}`.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Event {
-    /// What happened, e.g. `experiment.begin`. Readers must tolerate unknown values.
-    #[serde(rename = "type")]
-    pub kind: String,
     /// When, as an RFC 3339 / ISO-8601 UTC timestamp (`2026-11-29T10:03:27.123Z`).
     pub timestamp: String,
-    /// Every other field of the object, in the order written.
-    #[serde(flatten)]
-    pub fields: Map<String, Value>,
+    /// What happened.
+    pub data: EventData,
+}
+
+impl From<EventData> for Event {
+    fn from(data: EventData) -> Self {
+        Self::new(data)
+    }
 }
 
 impl Event {
-    /// A new event of type `kind`, stamped with the current time.
-    pub fn new(kind: impl Into<String>) -> Self {
+    /// `data`, stamped with the current time.
+    pub fn new(data: EventData) -> Self {
         Self {
-            kind: kind.into(),
             timestamp: now_iso8601(),
-            fields: Map::new(),
+            data,
         }
     }
 
-    /// Adds (or replaces) the field `key`. `type` and `timestamp` are reserved and
-    /// ignored here so a payload can never forge them.
+    /// An event of type `kind` with no fields yet, stamped now: for events the runtime
+    /// does not write itself (a foreign producer's, a legacy one in a test). Add
+    /// fields with [`Event::with`].
+    pub fn raw(kind: impl Into<String>) -> Self {
+        Self::new(EventData::from_parts(kind.into(), Map::new()))
+    }
+
+    /// Adds (or replaces) the field `key`, re-reading the event as it would be read
+    /// from disk (typed when the fields fit its kind). `type` and `timestamp` are
+    /// reserved and ignored here so a payload can never forge them.
     pub fn with(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
         let key = key.into();
-        if key != "type" && key != "timestamp" {
-            self.fields.insert(key, value.into());
+        if key == "type" || key == "timestamp" {
+            return self;
         }
+        let kind = self.kind().to_string();
+        let mut fields = match self.data {
+            EventData::Other { fields, .. } => fields,
+            known => known.fields(),
+        };
+        fields.insert(key, value.into());
+        self.data = EventData::from_parts(kind, fields);
         self
     }
 
-    /// The field `key`, if present.
-    pub fn get(&self, key: &str) -> Option<&Value> {
-        self.fields.get(key)
+    /// The event's `type`.
+    pub fn kind(&self) -> &str {
+        self.data.kind()
+    }
+
+    /// Every field but `type` and `timestamp`, as written to disk.
+    pub fn fields(&self) -> Map<String, Value> {
+        self.data.fields()
+    }
+
+    /// The field `key` as written to disk, whatever the variant (for generic readers;
+    /// typed readers match on [`Event::data`]).
+    pub fn get(&self, key: &str) -> Option<Value> {
+        match &self.data {
+            EventData::Other { fields, .. } => fields.get(key).cloned(),
+            known => known.fields().remove(key),
+        }
     }
 
     /// The event's timestamp parsed, when it is a valid ISO-8601 instant. Ordering
     /// across concurrent writers is only meaningful by this value (spec §9.3).
     pub fn instant(&self) -> Option<jiff::Timestamp> {
         self.timestamp.parse().ok()
+    }
+}
+
+impl Serialize for Event {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let fields = self.data.fields();
+        let mut map = s.serialize_map(Some(fields.len() + 2))?;
+        map.serialize_entry("type", self.kind())?;
+        map.serialize_entry("timestamp", &self.timestamp)?;
+        for (k, v) in &fields {
+            if k != "type" && k != "timestamp" {
+                map.serialize_entry(k, v)?;
+            }
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Event {
+    /// Any JSON object with a string `type` and a string `timestamp`; see
+    /// [`EventData::from_parts`] for which variant it becomes.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut fields = Map::<String, Value>::deserialize(d)?;
+        let Some(Value::String(kind)) = fields.remove("type") else {
+            return Err(D::Error::custom("an event needs a string `type`"));
+        };
+        let Some(Value::String(timestamp)) = fields.remove("timestamp") else {
+            return Err(D::Error::custom("an event needs a string `timestamp`"));
+        };
+        Ok(Self {
+            timestamp,
+            data: EventData::from_parts(kind, fields),
+        })
     }
 }
 
@@ -135,7 +189,7 @@ pub struct EventLog {
 impl EventLog {
     /// Events of one type, in file order.
     pub fn of_kind<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = &'a Event> + 'a {
-        self.events.iter().filter(move |e| e.kind == kind)
+        self.events.iter().filter(move |e| e.kind() == kind)
     }
 }
 
@@ -166,7 +220,7 @@ pub fn read_kind(paths: &FactoryPaths, kind: &str) -> Result<Vec<Event>, EventsE
         .lines()
         .filter(|l| l.contains(kind))
         .filter_map(|l| serde_json::from_str::<Event>(l).ok())
-        .filter(|e| e.kind == kind)
+        .filter(|e| e.kind() == kind)
         .collect())
 }
 
@@ -212,92 +266,4 @@ pub fn append_to(project: &Path, event: &Event) -> Result<(), EventsError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::project::layout::ensure_factory_dir;
-
-    #[test]
-    fn appends_one_object_per_line_with_type_and_timestamp() {
-        let tmp = tempfile::tempdir().unwrap();
-        let paths = ensure_factory_dir(tmp.path()).unwrap();
-        append(&paths, &Event::new("a").with("exp_id", 3)).unwrap();
-        append(&paths, &Event::new("b").with("type", "forged")).unwrap();
-        let text = fs::read_to_string(paths.events_jsonl()).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 2);
-        let first: Value = serde_json::from_str(lines[0]).unwrap();
-        assert_eq!(first["type"], "a");
-        assert_eq!(first["exp_id"], 3);
-        let ts = first["timestamp"].as_str().unwrap();
-        assert!(ts.parse::<jiff::Timestamp>().is_ok(), "not ISO-8601: {ts}");
-        assert!(ts.ends_with('Z'));
-        let log = read(&paths).unwrap();
-        assert_eq!(log.events[1].kind, "b", "payload must not override type");
-        let only_a = read_kind(&paths, "a").unwrap();
-        assert_eq!(only_a.len(), 1);
-        assert_eq!(only_a[0].get("exp_id"), Some(&Value::from(3)));
-    }
-
-    #[test]
-    fn readers_skip_corrupt_lines_and_keep_unknown_types() {
-        let log = parse(
-            "{\"type\":\"x.unknown\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"n\":1}\n\
-             {\"type\":\"half\n\
-             [1,2]\n\
-             \n\
-             {\"type\":\"agent.started\",\"timestamp\":\"2026-01-01T00:00:01Z\"}\n",
-        );
-        assert_eq!(log.events.len(), 2);
-        assert_eq!(log.events[0].kind, "x.unknown");
-        assert_eq!(log.events[0].get("n"), Some(&Value::from(1)));
-        assert_eq!(log.corrupt_lines, vec![2, 3]);
-        assert_eq!(log.of_kind(kinds::AGENT_STARTED).count(), 1);
-    }
-
-    #[test]
-    fn append_creates_factory_dir_but_never_the_project() {
-        let tmp = tempfile::tempdir().unwrap();
-        append(&FactoryPaths::new(tmp.path()), &Event::new("x")).unwrap();
-        assert_eq!(
-            read(&FactoryPaths::new(tmp.path())).unwrap().events.len(),
-            1
-        );
-        let missing = tmp.path().join("typo");
-        let err = append(&FactoryPaths::new(&missing), &Event::new("x")).unwrap_err();
-        assert!(matches!(err, EventsError::Layout(_)));
-        assert!(!missing.exists());
-    }
-
-    #[test]
-    fn missing_log_reads_as_empty() {
-        let tmp = tempfile::tempdir().unwrap();
-        let log = read(&FactoryPaths::new(tmp.path())).unwrap();
-        assert!(log.events.is_empty() && log.corrupt_lines.is_empty());
-    }
-
-    #[test]
-    fn concurrent_appends_never_interleave() {
-        let tmp = tempfile::tempdir().unwrap();
-        let paths = ensure_factory_dir(tmp.path()).unwrap();
-        let big = "x".repeat(8192);
-        std::thread::scope(|s| {
-            for t in 0..4 {
-                let (paths, big) = (&paths, &big);
-                s.spawn(move || {
-                    for i in 0..25 {
-                        append(
-                            paths,
-                            &Event::new("t")
-                                .with("i", t * 100 + i)
-                                .with("pad", big.as_str()),
-                        )
-                        .unwrap();
-                    }
-                });
-            }
-        });
-        let log = read(&paths).unwrap();
-        assert_eq!(log.events.len(), 100);
-        assert!(log.corrupt_lines.is_empty());
-    }
-}
+mod tests;

@@ -8,20 +8,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::machine::{Input, MachineState, NodeResult, RunOutcome};
-use crate::events::{self, Event};
+use crate::events::{self, Event, EventData, kinds};
 use crate::project::layout::FactoryPaths;
 use crate::sys::files::{atomic_write, atomic_write_unsynced};
-
-/// Event types the executor writes.
-pub mod kinds {
-    pub const RUN_STARTED: &str = "run.started";
-    pub const RUN_RESUMED: &str = "run.resumed";
-    pub const RUN_INTERRUPTED: &str = "run.interrupted";
-    pub const RUN_FINISHED: &str = "run.finished";
-    pub const NODE_STARTED: &str = "node.started";
-    pub const NODE_FINISHED: &str = "node.finished";
-    pub const NODE_VERDICT: &str = "node.verdict";
-}
 
 /// How a run was asked to execute; kept so resume runs it the same way.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -150,26 +139,26 @@ pub fn list_runs(project: &Path) -> Vec<RunSummary> {
 
 /// The journal entry for one applied input.
 pub fn journal_event(run_id: &str, seq: u64, input: &Input, visit: u32) -> Event {
-    match input {
-        Input::Start => Event::new(kinds::RUN_STARTED)
-            .with("run_id", run_id)
-            .with("seq", seq),
-        Input::Finished { node, result, vars } => {
-            let mut e = Event::new(kinds::NODE_FINISHED)
-                .with("run_id", run_id)
-                .with("seq", seq)
-                .with("node", node.as_str())
-                .with("visit", visit)
-                .with("result", serde_json::to_value(result).unwrap_or_default());
-            if !vars.is_empty() {
-                e = e.with("vars", serde_json::to_value(vars).unwrap_or_default());
-            }
-            e
-        }
-    }
+    Event::new(match input {
+        Input::Start => EventData::RunStarted {
+            run_id: run_id.to_string(),
+            seq,
+            workflow: None,
+        },
+        Input::Finished { node, result, vars } => EventData::NodeFinished {
+            run_id: run_id.to_string(),
+            seq,
+            node: node.clone(),
+            visit,
+            result: serde_json::to_value(result).unwrap_or_default(),
+            vars: (!vars.is_empty()).then(|| vars.clone()),
+            duration_ms: None,
+        },
+    })
 }
 
-/// The inputs of `run_id` journaled after `seq`, in order.
+/// The inputs of `run_id` journaled after `seq`, in order. An entry whose result
+/// does not parse (a foreign or damaged line) is skipped.
 pub fn journal_after(
     paths: &FactoryPaths,
     run_id: &str,
@@ -178,34 +167,27 @@ pub fn journal_after(
     let mut out = Vec::new();
     for kind in [kinds::RUN_STARTED, kinds::NODE_FINISHED] {
         for e in events::read_kind(paths, kind)? {
-            if e.get("run_id").and_then(|v| v.as_str()) != Some(run_id) {
-                continue;
-            }
-            let Some(s) = e.get("seq").and_then(|v| v.as_u64()) else {
-                continue;
-            };
-            if s <= seq {
-                continue;
-            }
-            let input = if kind == kinds::RUN_STARTED {
-                Input::Start
-            } else {
-                let node = e.get("node").and_then(|v| v.as_str()).unwrap_or_default();
-                let result: Option<NodeResult> = e
-                    .get("result")
-                    .and_then(|v| serde_json::from_value(v.clone()).ok());
-                let vars = e
-                    .get("vars")
-                    .and_then(|v| serde_json::from_value(v.clone()).ok())
-                    .unwrap_or_default();
-                let Some(result) = result else { continue };
-                Input::Finished {
-                    node: node.to_string(),
+            let (id, s, input) = match e.data {
+                EventData::RunStarted { run_id, seq, .. } => (run_id, seq, Input::Start),
+                EventData::NodeFinished {
+                    run_id,
+                    seq,
+                    node,
                     result,
                     vars,
+                    ..
+                } => {
+                    let Ok(result) = serde_json::from_value::<NodeResult>(result) else {
+                        continue;
+                    };
+                    let vars = vars.unwrap_or_default();
+                    (run_id, seq, Input::Finished { node, result, vars })
                 }
+                _ => continue,
             };
-            out.push((s, input));
+            if id == run_id && s > seq {
+                out.push((s, input));
+            }
         }
     }
     out.sort_by_key(|(s, _)| *s);

@@ -9,12 +9,12 @@ use std::time::Instant;
 
 use tokio::task::JoinSet;
 
-use super::checkpoint::{self, Checkpoint, RunSummary, kinds};
+use super::checkpoint::{self, Checkpoint, RunSummary};
 use super::graph::Graph;
 use super::machine::{Command, Input, Machine, NodeResult, RunOutcome};
 use super::node::{self, NodeEnv, NodeReport};
 use super::view::View;
-use crate::events::{self, Event};
+use crate::events::{self, Event, EventData};
 use crate::project::layout::FactoryPaths;
 
 /// How the run ended, for the caller to print.
@@ -67,17 +67,16 @@ pub async fn drive(
         while let Some(cmd) = pending.pop_front() {
             match cmd {
                 Command::Run { node, visit } => {
-                    let ev = Event::new(kinds::NODE_STARTED)
-                        .with("run_id", cp.run_id.as_str())
-                        .with("node", node.as_str())
-                        .with("visit", visit)
-                        .with(
-                            "kind",
-                            graph
-                                .id(&node)
-                                .map(|i| graph.node(i).kind.as_str())
-                                .unwrap_or(""),
-                        );
+                    let ev = Event::new(EventData::NodeStarted {
+                        run_id: cp.run_id.clone(),
+                        node: node.clone(),
+                        visit,
+                        kind: graph
+                            .id(&node)
+                            .map(|i| graph.node(i).kind.as_str())
+                            .unwrap_or("")
+                            .to_string(),
+                    });
                     append(&paths, &ev, view)?;
                     started.insert(node.clone(), Instant::now());
                     let graph = graph.clone();
@@ -98,12 +97,10 @@ pub async fn drive(
                     machine.mark_finished();
                     cp.state = machine.state.clone();
                     cp.save(&paths).map_err(|e| DriveError::io(&paths, e))?;
-                    let ev = Event::new(kinds::RUN_FINISHED)
-                        .with("run_id", cp.run_id.as_str())
-                        .with(
-                            "outcome",
-                            serde_json::to_value(&outcome).unwrap_or_default(),
-                        );
+                    let ev = Event::new(EventData::RunFinished {
+                        run_id: cp.run_id.clone(),
+                        outcome: serde_json::to_value(&outcome).unwrap_or_default(),
+                    });
                     append(&paths, &ev, view)?;
                     summary.status = outcome.name().into();
                     summary.outcome = Some(outcome.clone());
@@ -140,16 +137,17 @@ pub async fn drive(
                     spawn_failures = 0;
                 }
                 if let NodeResult::Verdict { verdict } = &report.result {
-                    let ev = Event::new(kinds::NODE_VERDICT)
-                        .with("run_id", cp.run_id.as_str())
-                        .with("node", node.as_str())
-                        .with("verdict", verdict.as_str());
+                    let ev = Event::new(EventData::NodeVerdict {
+                        run_id: cp.run_id.clone(),
+                        node: node.clone(),
+                        verdict: verdict.as_str().to_string(),
+                    });
                     append(&paths, &ev, view)?;
                 }
                 let input = Input::Finished { node: node.clone(), result: report.result, vars: report.vars };
                 let mut ev = checkpoint::journal_event(&cp.run_id, machine.state.seq + 1, &input, visit);
-                if let Some(d) = elapsed {
-                    ev = ev.with("duration_ms", d.as_millis() as u64);
+                if let (Some(d), EventData::NodeFinished { duration_ms, .. }) = (elapsed, &mut ev.data) {
+                    *duration_ms = Some(d.as_millis() as u64);
                 }
                 append(&paths, &ev, view)?;
                 let cmds = machine.on_input(input);
@@ -174,7 +172,7 @@ pub async fn drive(
                 while tasks.join_next().await.is_some() {}
                 cp.state = machine.state.clone();
                 cp.save(&paths).map_err(|e| DriveError::io(&paths, e))?;
-                append(&paths, &Event::new(kinds::RUN_INTERRUPTED).with("run_id", cp.run_id.as_str()), view)?;
+                append(&paths, &Event::new(EventData::RunInterrupted { run_id: cp.run_id.clone() }), view)?;
                 summary.status = "interrupted".into();
                 let _ = summary.save(&paths);
                 return Ok(end(&cp.run_id, &machine, None, true));

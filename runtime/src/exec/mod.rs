@@ -34,7 +34,7 @@ use machine::{Input, Machine};
 use node::NodeEnv;
 use view::View;
 
-use crate::events;
+use crate::events::{self, Event, EventData};
 use crate::project::layout::FactoryPaths;
 use crate::runners::{self, Runner, RunnerSpec};
 
@@ -310,11 +310,11 @@ pub async fn start(ir: Ir, req: RunRequest, view: &mut View) -> Result<RunEnd, R
     // for Start is older than the state that includes it).
     cp.state = machine.state.clone();
     cp.save(&paths).map_err(io(&cp.own_path(&paths)))?;
-    events::append(
-        &paths,
-        &checkpoint::journal_event(&run_id, 1, &Input::Start, 0)
-            .with("workflow", cp.workflow.as_str()),
-    )?;
+    let mut started = checkpoint::journal_event(&run_id, 1, &Input::Start, 0);
+    if let EventData::RunStarted { workflow, .. } = &mut started.data {
+        *workflow = Some(cp.workflow.clone());
+    }
+    events::append(&paths, &started)?;
     let mut end = driver::drive(graph.clone(), cp, env, view, first).await?;
     view.clear();
     settle_experiment(&project, &mut end);
@@ -394,9 +394,10 @@ pub async fn resume(project: &Path, force: bool, view: &mut View) -> Result<RunE
     };
     events::append(
         &paths,
-        &events::Event::new(checkpoint::kinds::RUN_RESUMED)
-            .with("run_id", cp.run_id.as_str())
-            .with("respawns", cp.respawns),
+        &Event::new(EventData::RunResumed {
+            run_id: cp.run_id.clone(),
+            respawns: cp.respawns,
+        }),
     )?;
     cp.state = machine.state.clone();
     cp.save(&paths).map_err(|source| RunError::Io {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
-use crate::events::Event;
+use crate::events::{Event, EventData};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ViewMode {
@@ -51,8 +51,9 @@ impl View {
     /// One line for an event: elapsed time, type, node and what matters about it.
     fn line(&self, ev: &Event) -> String {
         let s = self.started.elapsed().as_secs();
+        let fields = ev.fields();
         let get = |k: &str| {
-            ev.get(k).map(|v| {
+            fields.get(k).map(|v| {
                 v.as_str()
                     .map(str::to_string)
                     .unwrap_or_else(|| v.to_string())
@@ -63,7 +64,7 @@ impl View {
             s / 3600,
             s / 60 % 60,
             s % 60,
-            ev.kind
+            ev.kind()
         );
         if let Some(node) = get("node") {
             line.push(' ');
@@ -75,17 +76,17 @@ impl View {
         if let Some(v) = get("verdict") {
             line.push_str(&format!(" → {v}"));
         }
-        if let Some(r) = ev.get("result") {
+        if let Some(r) = fields.get("result") {
             let status = r.get("status").and_then(|s| s.as_str()).unwrap_or("");
             if status == "failed" {
                 let why = r.get("reason").and_then(|s| s.as_str()).unwrap_or("");
                 line.push_str(&format!(" FAILED: {}", why.lines().next().unwrap_or("")));
             }
         }
-        if let Some(ms) = ev.get("duration_ms").and_then(|v| v.as_u64()) {
+        if let Some(ms) = fields.get("duration_ms").and_then(|v| v.as_u64()) {
             line.push_str(&format!(" ({:.1}s)", ms as f64 / 1000.0));
         }
-        if let Some(o) = ev
+        if let Some(o) = fields
             .get("outcome")
             .and_then(|o| o.get("outcome"))
             .and_then(|o| o.as_str())
@@ -99,28 +100,22 @@ impl View {
         let Some(multi) = self.multi.clone() else {
             return;
         };
-        let node = ev
-            .get("node")
-            .and_then(|v| v.as_str())
-            .unwrap_or("")
-            .to_string();
-        match ev.kind.as_str() {
-            "node.started" => {
+        match &ev.data {
+            EventData::NodeStarted { node, visit, .. } => {
                 let bar = multi.add(ProgressBar::new_spinner());
                 let style = ProgressStyle::with_template("{spinner} {elapsed:>4} {msg}")
                     .unwrap_or_else(|_| ProgressStyle::default_spinner());
                 bar.set_style(style);
-                let visit = ev.get("visit").and_then(|v| v.as_u64()).unwrap_or(1);
-                bar.set_message(if visit > 1 {
+                bar.set_message(if *visit > 1 {
                     format!("{node} (visit {visit})")
                 } else {
                     node.clone()
                 });
                 bar.enable_steady_tick(Duration::from_millis(120));
-                self.bars.insert(node, bar);
+                self.bars.insert(node.clone(), bar);
             }
-            "node.finished" => {
-                if let Some(bar) = self.bars.remove(&node) {
+            EventData::NodeFinished { node, .. } => {
+                if let Some(bar) = self.bars.remove(node) {
                     bar.finish_and_clear();
                 }
                 let _ = multi.println(self.line(ev));

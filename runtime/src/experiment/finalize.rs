@@ -6,7 +6,7 @@ use std::path::Path;
 use super::precheck::precheck_eval_json;
 use super::{ExperimentError, PrecheckRecord, load_precheck};
 use crate::eval::{self, Baseline, BaselineError, EvalReport};
-use crate::events::{self, kinds};
+use crate::events::{self, EventData};
 use crate::precheck::last_qa_completion;
 use crate::project::layout::FactoryPaths;
 use crate::store::{ExperimentRecord, ExperimentStore, Outcome, StoreError, Verdict};
@@ -165,21 +165,15 @@ fn check_keep(root: &Path, id: u32) -> Result<PrecheckRecord, ExperimentError> {
         let log = events::read(&FactoryPaths::new(root))?;
         // The precheck's own event, if the log has it, orders by position too.
         let pre_at = log.events.iter().rposition(|e| {
-            e.kind == kinds::PRECHECK_COMPLETED
-                && e.timestamp == pre.timestamp
-                && e.get("exp_id").and_then(|v| v.as_u64()) == Some(u64::from(id))
+            e.timestamp == pre.timestamp
+                && matches!(e.data, EventData::PrecheckCompleted { exp_id, .. } if exp_id == id)
         });
         let later_in_time = match (qa.instant(), pre.timestamp.parse::<jiff::Timestamp>()) {
             (Some(q), Ok(p)) => q > p,
             _ => false,
         };
         if later_in_time || pre_at.is_some_and(|p| qa_at > p) {
-            let role = qa
-                .get("role")
-                .or_else(|| qa.get("agent"))
-                .and_then(|v| v.as_str())
-                .unwrap_or(&qa.kind)
-                .to_owned();
+            let role = crate::precheck::qa_completion(&qa).unwrap_or_else(|| qa.kind().to_owned());
             return Err(refuse(
                 format!(
                     "QA ({role}) completed at {} after the precheck at {}",

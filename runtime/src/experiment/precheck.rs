@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{ExperimentError, code_dir, io_at, workspace_of};
 use crate::eval::{self, EvalReport, EvalSettings};
-use crate::events::{self, Event, kinds};
+use crate::events::{self, Event, EventData};
 use crate::precheck::{self, CheckOutcome, PrecheckOptions, PrecheckReport};
 use crate::project::config::FactoryConfig;
 use crate::project::layout::FactoryPaths;
@@ -111,12 +111,13 @@ pub fn precheck(
         report.failures.push("worktree_unchanged".into());
         report.passed = false;
     }
-    let event = Event::new(kinds::PRECHECK_COMPLETED)
-        .with("exp_id", id)
-        .with("passed", report.passed)
-        .with("commit", commit.as_str())
-        .with("score_before", report.score_before)
-        .with("score_after", report.score);
+    let event = Event::new(EventData::PrecheckCompleted {
+        exp_id: id,
+        passed: report.passed,
+        commit: commit.clone(),
+        score_before: report.score_before,
+        score_after: report.score,
+    });
     let record = PrecheckRecord {
         exp_id: id,
         passed: report.passed,

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-pub use qa::{QA_ROLES, check_qa_execution, last_qa_completion};
+pub use qa::{QA_ROLES, check_qa_execution, last_qa_completion, qa_completion};
 
 use crate::eval::{self, EvalReport, EvalSettings};
 use crate::guards::{self, GuardInputs};

@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::CheckOutcome;
-use crate::events::{self, Event, EventsError, kinds};
+use crate::events::{self, Event, EventData, EventsError, ExpRef, kinds};
 use crate::project::layout::FactoryPaths;
 
 /// Roles whose completed run counts as QA (deep QA's three, plus the legacy monolith).
@@ -20,23 +20,59 @@ pub const QA_ROLES: &[&str] = &[
 /// Legacy monolithic QA event types.
 const LEGACY_QA_KINDS: &[&str] = &["qa", "qa.completed", "qa.complete"];
 
+/// The experiment an event is about: typed for the runtime's own events, read from
+/// an `exp_id` field (a number or a numeric string) for anything else.
 fn exp_of(event: &Event) -> Option<u64> {
-    match event.get("exp_id")? {
-        Value::Number(n) => n.as_u64(),
-        Value::String(s) => s.trim().parse().ok(),
+    match &event.data {
+        EventData::ExperimentBegin { exp_id, .. }
+        | EventData::ExperimentFinalize { exp_id, .. }
+        | EventData::PrecheckCompleted { exp_id, .. } => Some(u64::from(*exp_id)),
+        EventData::AgentStarted(a) => a.exp_id.as_ref().and_then(ExpRef::id),
+        data => match data.agent_ended() {
+            Some(a) => a.exp_id.as_ref().and_then(ExpRef::id),
+            None => match event.get("exp_id")? {
+                Value::Number(n) => n.as_u64(),
+                Value::String(s) => s.trim().parse().ok(),
+                _ => None,
+            },
+        },
+    }
+}
+
+/// The role that completed QA, when `event` is a QA completion: an `agent.completed`
+/// of a QA role, or a legacy event (which may name it in `role` or `agent`).
+pub fn qa_completion(event: &Event) -> Option<String> {
+    match &event.data {
+        EventData::AgentCompleted(a) => QA_ROLES.contains(&a.role.as_str()).then(|| a.role.clone()),
+        EventData::Other { kind, fields } => {
+            let named = ["role", "agent"]
+                .iter()
+                .find_map(|k| fields.get(*k).and_then(Value::as_str));
+            if LEGACY_QA_KINDS.contains(&kind.as_str()) {
+                Some(named.unwrap_or(kind).to_string())
+            } else if kind == kinds::AGENT_COMPLETED {
+                // An older writer's completion (say `agent` instead of `role`).
+                ["role", "agent"]
+                    .iter()
+                    .filter_map(|k| fields.get(*k).and_then(Value::as_str))
+                    .find(|r| QA_ROLES.contains(r))
+                    .map(str::to_string)
+            } else {
+                None
+            }
+        }
         _ => None,
     }
 }
 
 fn is_qa_completion(event: &Event) -> bool {
-    if LEGACY_QA_KINDS.contains(&event.kind.as_str()) {
-        return true;
-    }
-    event.kind == kinds::AGENT_COMPLETED
-        && ["role", "agent"]
-            .iter()
-            .filter_map(|k| event.get(k).and_then(Value::as_str))
-            .any(|r| QA_ROLES.contains(&r))
+    qa_completion(event).is_some()
+}
+
+/// `event` is of type `kind` and about experiment `id` (typed, or an older writer's
+/// line that names the id as a string).
+fn is_of(event: &Event, kind: &str, id: u32) -> bool {
+    event.kind() == kind && exp_of(event) == Some(u64::from(id))
 }
 
 /// `a` happened at or after `b`: by timestamp when both parse, else by log position.
@@ -56,7 +92,7 @@ pub fn last_qa_completion(root: &Path, id: u32) -> Result<Option<(usize, Event)>
         .iter()
         .rev()
         .copied()
-        .find(|(_, e)| e.kind == kinds::EXPERIMENT_BEGIN && exp_of(e) == Some(u64::from(id)))
+        .find(|(_, e)| is_of(e, kinds::EXPERIMENT_BEGIN, id))
     else {
         return Ok(None);
     };
@@ -87,16 +123,17 @@ pub fn check_qa_execution(root: &Path, exp_id: Option<u32>) -> Result<CheckOutco
         .iter()
         .rev()
         .copied()
-        .find(|(_, e)| e.kind == kinds::EXPERIMENT_BEGIN && exp_of(e) == Some(u64::from(id)))
+        .find(|(_, e)| is_of(e, kinds::EXPERIMENT_BEGIN, id))
     else {
         return Ok(CheckOutcome::pass(
             NAME,
             format!("no experiment.begin event for experiment {id}; nothing to verify"),
         ));
     };
-    let finalize = indexed.iter().copied().find(|(i, e)| {
-        *i > begin.0 && e.kind == kinds::EXPERIMENT_FINALIZE && exp_of(e) == Some(u64::from(id))
-    });
+    let finalize = indexed
+        .iter()
+        .copied()
+        .find(|(i, e)| *i > begin.0 && is_of(e, kinds::EXPERIMENT_FINALIZE, id));
     let qa: Vec<&Event> = indexed
         .iter()
         .copied()
@@ -115,16 +152,7 @@ pub fn check_qa_execution(root: &Path, exp_id: Option<u32>) -> Result<CheckOutco
             )],
         ));
     }
-    let who: Vec<String> = qa
-        .iter()
-        .map(|e| {
-            e.get("role")
-                .or_else(|| e.get("agent"))
-                .and_then(Value::as_str)
-                .unwrap_or(&e.kind)
-                .to_string()
-        })
-        .collect();
+    let who: Vec<String> = qa.iter().filter_map(|e| qa_completion(e)).collect();
     Ok(CheckOutcome::pass(
         NAME,
         format!("QA completed after begin: {}", who.join(", ")),

@@ -25,7 +25,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::events::{self, Event, EventsError, kinds};
+use crate::events::{self, Event, EventData, EventsError, kinds};
 use crate::project::layout::{FactoryPaths, LayoutError, ensure_factory_dir};
 use crate::project::registry;
 use crate::sys::files::{self, FileLock, atomic_write};
@@ -175,13 +175,12 @@ impl ExperimentStore {
                 })?;
                 Begun { id, resumed: false }
             };
-            let mut event = Event::new(kinds::EXPERIMENT_BEGIN)
-                .with("exp_id", begun.id)
-                .with("hypothesis", hypothesis)
-                .with("resumed", begun.resumed);
-            if let Some(k) = run_key {
-                event = event.with("run_key", k);
-            }
+            let event = Event::new(EventData::ExperimentBegin {
+                exp_id: begun.id,
+                hypothesis: hypothesis.to_owned(),
+                resumed: begun.resumed,
+                run_key: run_key.map(str::to_owned),
+            });
             events::append(&self.paths, &event)?;
             begun
         };
@@ -359,10 +358,11 @@ impl ExperimentStore {
             files::append(&tsv_path, row.as_bytes()).map_err(io_at(&tsv_path))?;
             events::append(
                 &self.paths,
-                &Event::new(kinds::EXPERIMENT_FINALIZE)
-                    .with("exp_id", id)
-                    .with("verdict", record.verdict.as_str())
-                    .with("delta", record.delta),
+                &Event::new(EventData::ExperimentFinalize {
+                    exp_id: id,
+                    verdict: record.verdict.as_str().to_owned(),
+                    delta: record.delta,
+                }),
             )?;
             record
         };
@@ -446,19 +446,17 @@ impl ExperimentStore {
             scan.known.insert(r.id);
         }
         for e in events::read_kind(&self.paths, kinds::EXPERIMENT_BEGIN)? {
-            if let Some(id) = e
-                .get("exp_id")
-                .and_then(|v| v.as_u64())
-                .and_then(|v| u32::try_from(v).ok())
+            if let EventData::ExperimentBegin {
+                exp_id: id,
+                hypothesis,
+                run_key,
+                ..
+            } = e.data
             {
                 scan.known.insert(id);
-                let h = e
-                    .get("hypothesis")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or_default();
-                scan.begin_hypotheses.insert(id, h.to_owned());
-                if let Some(k) = e.get("run_key").and_then(|v| v.as_str()) {
-                    scan.run_keys.entry(k.to_owned()).or_insert(id);
+                scan.begin_hypotheses.insert(id, hypothesis);
+                if let Some(k) = run_key {
+                    scan.run_keys.entry(k).or_insert(id);
                     scan.keyed.insert(id);
                 }
             }
