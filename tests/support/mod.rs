@@ -29,6 +29,20 @@ pub struct Project {
 impl Project {
     /// The demo, committed on `main`, with config and a baseline eval.
     pub fn demo(target: &Path) -> Project {
+        let p = Project::committed(target);
+        assert!(p.factory(&["eval", "--record-baseline"]).status.success());
+        fs::create_dir_all(p.path().join(".factory/strategy")).unwrap();
+        fs::write(
+            p.path().join(".factory/strategy/research-local.md"),
+            "## Candidates\n1. a HashMap\n",
+        )
+        .unwrap();
+        p
+    }
+
+    /// The demo committed on `main` with its config, no eval run: for workflows of
+    /// plain commands.
+    pub fn committed(target: &Path) -> Project {
         let dir = tempfile::tempdir().unwrap();
         for rel in ["Cargo.toml", ".gitignore", "factory.md", "src/lib.rs"] {
             let to = dir.path().join(rel);
@@ -52,13 +66,6 @@ impl Project {
             target: target.to_path_buf(),
         };
         assert!(p.factory(&["init"]).status.success());
-        assert!(p.factory(&["eval", "--record-baseline"]).status.success());
-        fs::create_dir_all(p.path().join(".factory/strategy")).unwrap();
-        fs::write(
-            p.path().join(".factory/strategy/research-local.md"),
-            "## Candidates\n1. a HashMap\n",
-        )
-        .unwrap();
         p
     }
 

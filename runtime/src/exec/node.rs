@@ -398,12 +398,27 @@ fn user_gate(cx: &NodeCx<'_>) -> Result<NodeReport, String> {
         {
             return Err("the terminal closed before an answer".into());
         }
-        match line.trim().to_ascii_lowercase().as_str() {
-            "p" | "proceed" | "y" | "yes" => return Ok(NodeReport::verdict(Label::Proceed)),
-            "r" | "reloop" => return Ok(NodeReport::verdict(Label::Reloop)),
-            "h" | "halt" | "n" | "no" => return Ok(NodeReport::verdict(Label::Halt)),
-            _ => eprintln!("  answer p, r or h"),
+        let label = match line.trim().to_ascii_lowercase().as_str() {
+            "p" | "proceed" | "y" | "yes" => Label::Proceed,
+            "r" | "reloop" => Label::Reloop,
+            "h" | "halt" | "n" | "no" => Label::Halt,
+            _ => {
+                eprintln!("  answer p, r or h");
+                continue;
+            }
+        };
+        let allowed = &cx.node.attrs.outcomes;
+        if allowed.is_empty() || allowed.contains(&label) {
+            return Ok(NodeReport::verdict(label));
         }
+        eprintln!(
+            "  this gate can only answer {}",
+            allowed
+                .iter()
+                .map(|l| l.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
 }
 
