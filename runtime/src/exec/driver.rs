@@ -30,12 +30,13 @@ pub struct RunEnd {
     pub nodes_run: u64,
 }
 
-/// Snapshots are written after every node while the state is small; on very long
-/// graphs every few nodes, the journal covering the gap, so saving stays linear.
-fn snapshot_due(state: &super::machine::MachineState, last_saved: u64) -> bool {
-    let every = (state.visits.len() as u64 / 200).max(1);
-    state.seq.saturating_sub(last_saved) >= every
-}
+/// The snapshot is rewritten after a node once this much time has passed since the
+/// last one. Between snapshots the journal (`node.finished` in `events.jsonl`, written
+/// after every node) holds the state, so a kill loses nothing; the interval only bounds
+/// how much resume replays, and keeps graphs of many quick nodes from spending their
+/// time rewriting the snapshot. Every node of a real mode (seconds to minutes) gets
+/// its own snapshot.
+const SNAPSHOT_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
 
 pub async fn drive(
     graph: Arc<Graph>,
@@ -59,7 +60,7 @@ pub async fn drive(
     let mut pending: std::collections::VecDeque<Command> = initial.into();
     let mut tasks: JoinSet<(String, u32, NodeReport)> = JoinSet::new();
     let mut started: BTreeMap<String, Instant> = BTreeMap::new();
-    let mut last_saved = machine.state.seq;
+    let mut last_saved = Instant::now();
     let mut spawn_failures = 0usize;
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
@@ -152,19 +153,19 @@ pub async fn drive(
                 append(&paths, &ev, view)?;
                 let cmds = machine.on_input(input);
                 if spawn_failures >= crate::agents::SpawnFailures::THRESHOLD {
-                    // Sacred Rule 8: two agents in a row could not even start; stop
+                    // Sacred Rule 8: two agents in a row failed to run; stop
                     // rather than let anything do their work for them.
                     pending.push_back(Command::Finish(RunOutcome::Failed {
                         node,
-                        reason: "two consecutive agent invocations failed to start; check the runner (`factory agent ROLE` reproduces it)".into(),
+                        reason: "two consecutive agent invocations failed; check the runner (`factory agent ROLE` reproduces it)".into(),
                     }));
                 } else {
                     pending.extend(cmds);
                 }
-                if snapshot_due(&machine.state, last_saved) {
+                if last_saved.elapsed() >= SNAPSHOT_EVERY {
                     cp.state = machine.state.clone();
                     cp.save(&paths).map_err(|e| DriveError::io(&paths, e))?;
-                    last_saved = machine.state.seq;
+                    last_saved = Instant::now();
                 }
             }
             _ = &mut ctrl_c => {

@@ -354,7 +354,10 @@ async fn run_command(cx: &NodeCx<'_>) -> Result<AsyncOutput, String> {
     let out = async_process::run(&spec, &|_| {})
         .await
         .map_err(|e| format!("cannot run the command of `{}`: {e}", cx.node.id))?;
-    write_log(&cx.log_path(), &command.script, &out);
+    if !out.success() || !out.stdout.is_empty() || !out.stderr.is_empty() {
+        // A silent success has nothing to look at later; skipping it saves a file per node.
+        write_log(&cx.log_path(), &command.script, &out);
+    }
     if out.timed_out {
         return Err(format!(
             "`{}` timed out after {}s (its process group was killed)",
