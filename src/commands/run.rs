@@ -20,8 +20,8 @@ a .fwf file or an IR text file (.fwir). A workflow with errors is refused with i
 
 Experiments run on their own branch factory/exp-NNN in .factory/worktrees/exp-NNN; your
 checkout, branch and uncommitted files are never touched. A keep leaves the branch for you
-to merge. After every node the run is checkpointed: `factory resume` continues a run that was
-stopped (Ctrl-C) or killed.
+to merge. Every node's result is journaled as it finishes: `factory resume` continues a run
+that was stopped (Ctrl-C) or killed.
 
 Runners (--runner, else $FACTORY_RUNNER): exec (--agent-cmd CMD) and replay (--script FILE);
 see docs/runners.md.

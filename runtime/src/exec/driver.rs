@@ -107,7 +107,7 @@ pub async fn drive(
                     summary.outcome = Some(outcome.clone());
                     summary.ended_at = Some(events::now_iso8601());
                     summary.exp_id = machine.state.vars.get("exp_id").cloned();
-                    summary.nodes_run = machine.state.visits.values().map(|v| *v as u64).sum();
+                    summary.nodes_run = nodes_run(&graph, &machine);
                     summary
                         .save(&paths)
                         .map_err(|e| DriveError::io(&paths, e))?;
@@ -190,8 +190,18 @@ fn end(run_id: &str, m: &Machine<'_>, outcome: Option<RunOutcome>, interrupted: 
         vars: m.state.vars.clone(),
         halts: m.state.halts.clone(),
         async_failures: m.state.async_failures.clone(),
-        nodes_run: m.state.visits.values().map(|v| *v as u64).sum(),
+        nodes_run: nodes_run(m.graph(), m),
     }
+}
+
+/// How many times a node ran (structural nodes — start, fork, join — do not count).
+fn nodes_run(graph: &Graph, m: &Machine<'_>) -> u64 {
+    m.state
+        .visits
+        .iter()
+        .filter(|(id, _)| graph.id(id).is_some_and(|i| !graph.is_structural(i)))
+        .map(|(_, v)| *v as u64)
+        .sum()
 }
 
 fn append(paths: &FactoryPaths, ev: &Event, view: &mut View) -> Result<(), DriveError> {

@@ -346,6 +346,10 @@ impl<'g> Machine<'g> {
         self.state.arrivals.keys().next().cloned()
     }
 
+    pub fn graph(&self) -> &'g Graph {
+        self.graph
+    }
+
     /// Marks the Finish command as carried out.
     pub fn mark_finished(&mut self) {
         self.state.finished = true;
