@@ -283,3 +283,29 @@ fn finalize_keep_is_refused_without_a_passing_precheck() {
         Some("keep")
     );
 }
+
+#[test]
+fn a_change_the_precheck_cannot_measure_is_never_kept() {
+    let target = tempfile::tempdir().unwrap();
+    let p = Project::demo(target.path());
+    // The builder breaks the worktree itself: the eval and the guards cannot read it.
+    let vandal = r#"    - run:
+        - rm -f .git
+      print: |
+        ## Commits
+        - none: the change removed the worktree's link to the repository, so nothing
+          can be measured; a gate that cannot measure must not let this through, and the
+          report is long enough that only the precheck can stop it. It says so at
+          length, as builders do, so that its own size check passes.
+"#;
+    let out = p.run(&script(&[("builder", vandal)]));
+    let t = stdout(&out);
+    let rows = p.results();
+    assert_eq!(rows.len(), 1, "{t}");
+    assert_ne!(rows[0]["verdict"], "keep", "{t}");
+    assert!(!t.contains(": keep"), "{t}");
+    assert!(
+        !p.branches().contains("factory/exp-001"),
+        "the broken branch is gone: {t}"
+    );
+}
