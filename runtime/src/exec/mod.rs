@@ -315,9 +315,9 @@ pub async fn start(ir: Ir, req: RunRequest, view: &mut View) -> Result<RunEnd, R
         *workflow = Some(cp.workflow.clone());
     }
     events::append(&paths, &started)?;
-    let mut end = driver::drive(graph.clone(), cp, env, view, first).await?;
+    let end = driver::drive(graph.clone(), cp, env, view, first).await?;
     view.clear();
-    settle_experiment(&project, &mut end);
+    let end = settle(project.clone(), end).await;
     Ok(end)
 }
 
@@ -404,10 +404,21 @@ pub async fn resume(project: &Path, force: bool, view: &mut View) -> Result<RunE
         path: cp.own_path(&paths),
         source,
     })?;
-    let mut end = driver::drive(graph.clone(), cp, env, view, first).await?;
+    let end = driver::drive(graph.clone(), cp, env, view, first).await?;
     view.clear();
-    settle_experiment(&project, &mut end);
+    let end = settle(project.clone(), end).await;
     Ok(end)
+}
+
+/// [`settle_experiment`] off the async threads: finalizing touches git and the store.
+async fn settle(project: PathBuf, mut end: RunEnd) -> RunEnd {
+    let fallback = end.clone();
+    tokio::task::spawn_blocking(move || {
+        settle_experiment(&project, &mut end);
+        end
+    })
+    .await
+    .unwrap_or(fallback)
 }
 
 /// A run that failed or halted with its experiment still open records it as `error`

@@ -259,7 +259,8 @@ pub async fn run(
                         )
                     })
             }),
-            Some(Evaluator::User) => user_gate(&cx),
+            // Waiting for a person blocks: keep it off the async threads.
+            Some(Evaluator::User) => tokio::task::block_in_place(|| user_gate(&cx)),
             Some(Evaluator::Agent) | None => super::agents::run_gate(&cx).await,
         },
         NodeKind::Agent => super::agents::run_agent(&cx).await,
