@@ -12,7 +12,16 @@ use super::{FAILED, OK, USAGE, report};
 /// Check everything a keep verdict requires; one failing check fails the whole.
 #[derive(clap::Args)]
 #[command(after_help = "\
-Checks: the composite meets eval_threshold (threshold) and does not fall below the
+With --exp N (the keep gate, docs/gate.md): configuration is factory.md as committed at
+the experiment's recorded base commit; the base and HEAD commits are checked out into
+scratch directories outside the project (no untracked or ignored files, no .factory/,
+fixed surfaces from the base) and each is measured eval_runs times (factory.md `Eval
+runs`, default 3), interleaved. score_direction passes only when the head's mean
+composite beats the base's by more than the larger spread; the declared Eval command
+and Guards run in the scratch checkouts. A side the eval cannot measure is an error:
+exit 2, and with --json {exp_id, error} (no `passed`).
+
+Without --exp: the composite meets eval_threshold (threshold) and does not fall below the
 baseline of the last keep (score_direction); the guards git_clean, experiment_branch,
 scope, fixed_surfaces, eval_immutable and tests_kept (changed files come from git,
 diffed against target_branch); no reverted experiment resembles the hypothesis
@@ -52,10 +61,6 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    let config = match config::load(&args.path) {
-        Ok(c) => c,
-        Err(err) => return report(err, USAGE),
-    };
     let opts = PrecheckOptions {
         exp_id: args.exp,
         hypothesis: args.hypothesis,
@@ -64,7 +69,7 @@ pub fn run(args: Args) -> ExitCode {
         ..PrecheckOptions::default()
     };
     let (result, commit) = match args.exp {
-        Some(id) => match experiment::precheck(&args.path, id, &config, opts) {
+        Some(id) => match experiment::precheck(&args.path, id, opts) {
             Ok((r, record)) => {
                 eprintln!(
                     "recorded .factory/experiments/{id:03}/precheck.json at {}",
@@ -72,12 +77,26 @@ pub fn run(args: Args) -> ExitCode {
                 );
                 (r, Some(record.commit))
             }
-            Err(err) => return report(err, USAGE),
+            Err(err) => {
+                if args.json {
+                    // No `passed` and no `verdict`: a gate reading this must see a broken
+                    // precheck (exit 2), not a fail it could route to revert.
+                    let value = serde_json::json!({"exp_id": id, "error": err.to_string()});
+                    println!("{value}");
+                }
+                return report(err, USAGE);
+            }
         },
-        None => match precheck::run_precheck(&args.path, &config, &opts) {
-            Ok(r) => (r, None),
-            Err(err) => return report(err, USAGE),
-        },
+        None => {
+            let config = match config::load(&args.path) {
+                Ok(c) => c,
+                Err(err) => return report(err, USAGE),
+            };
+            match precheck::run_precheck(&args.path, &config, &opts) {
+                Ok(r) => (r, None),
+                Err(err) => return report(err, USAGE),
+            }
+        }
     };
     if args.json {
         let mut value = match serde_json::to_value(&result) {

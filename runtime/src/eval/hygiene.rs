@@ -32,7 +32,7 @@ pub struct Skipped {
 }
 
 /// What running the hygiene checks produced, including the raw numbers growth needs.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct HygieneRun {
     pub results: Vec<EvalResult>,
     pub skipped: Vec<Skipped>,

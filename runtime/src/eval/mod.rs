@@ -136,43 +136,89 @@ pub fn run_eval_at(
             });
         }
     }
-    let root = code;
     let baseline = load_baseline(store)?;
-    let profile = introspect(root);
-    let hygiene_run = hygiene::run_hygiene(root, &profile, settings.test_timeout);
-    let additions = project::run_score_py(root, settings.test_timeout).unwrap_or_default();
-    let (growth, growth_skipped) = growth::growth_results(&hygiene_run, baseline.as_ref());
-    let custom: Vec<EvalResult> = settings
-        .project_dimensions
-        .iter()
-        .map(|d| project::run_dimension(root, d))
-        .collect();
-
-    let mut skipped = hygiene_run.skipped.clone();
-    skipped.extend(
-        growth_skipped
-            .into_iter()
-            .map(|(name, reason)| Skipped { name, reason }),
-    );
-    let merged = score::merge_all(
-        hygiene_run.results.clone(),
-        additions,
-        growth,
-        custom,
-        &settings.weights,
-    );
-    let composite = compute_composite(merged, Vec::new(), settings.threshold);
-    let report = EvalReport {
-        project: root.to_path_buf(),
-        language: profile.language.as_str().to_string(),
-        composite,
-        skipped,
-        test_count: hygiene_run.test_counts.map(|c| c.total()),
-        coverage: hygiene_run.coverage,
-        baseline,
-    };
+    let measured = measure(code, settings);
+    let report = measured.score(baseline.as_ref(), settings);
     write_last_eval(store, &report);
     Ok(report)
+}
+
+/// What one run of every dimension produced in a checkout, before growth is scored:
+/// growth is relative, so the same measurement can be scored against any reference
+/// (the store's baseline for `factory eval`, the base commit's numbers for precheck).
+#[derive(Debug, Clone)]
+pub struct Measurement {
+    root: PathBuf,
+    language: String,
+    hygiene: hygiene::HygieneRun,
+    additions: Vec<EvalResult>,
+    custom: Vec<EvalResult>,
+}
+
+/// Runs every dimension in `code` and nothing else: no file is read from or written to
+/// any `.factory/` (the caller decides what the result is compared with).
+pub fn measure(code: &Path, settings: &EvalSettings) -> Measurement {
+    let profile = introspect(code);
+    let hygiene = hygiene::run_hygiene(code, &profile, settings.test_timeout);
+    let additions = project::run_score_py(code, settings.test_timeout).unwrap_or_default();
+    let custom = settings
+        .project_dimensions
+        .iter()
+        .map(|d| project::run_dimension(code, d))
+        .collect();
+    Measurement {
+        root: code.to_path_buf(),
+        language: profile.language.as_str().to_string(),
+        hygiene,
+        additions,
+        custom,
+    }
+}
+
+impl Measurement {
+    /// The numbers growth dimensions of another measurement are compared with, when
+    /// this one is the reference.
+    pub fn as_baseline(&self, source: &str) -> Baseline {
+        growth::baseline_from(
+            self.hygiene.test_counts.map(|c| c.total()),
+            self.hygiene.coverage,
+            None,
+            source,
+        )
+    }
+
+    /// Adds a project dimension measured outside [`measure`] (the gate's eval command).
+    pub fn push_project(&mut self, result: EvalResult) {
+        self.custom.push(result);
+    }
+
+    /// Scores growth against `baseline` and merges every tier into the composite.
+    pub fn score(&self, baseline: Option<&Baseline>, settings: &EvalSettings) -> EvalReport {
+        let (growth, growth_skipped) = growth::growth_results(&self.hygiene, baseline);
+        let mut skipped = self.hygiene.skipped.clone();
+        skipped.extend(
+            growth_skipped
+                .into_iter()
+                .map(|(name, reason)| Skipped { name, reason }),
+        );
+        let merged = score::merge_all(
+            self.hygiene.results.clone(),
+            self.additions.clone(),
+            growth,
+            self.custom.clone(),
+            &settings.weights,
+        );
+        let composite = compute_composite(merged, Vec::new(), settings.threshold);
+        EvalReport {
+            project: self.root.clone(),
+            language: self.language.clone(),
+            composite,
+            skipped,
+            test_count: self.hygiene.test_counts.map(|c| c.total()),
+            coverage: self.hygiene.coverage,
+            baseline: baseline.cloned(),
+        }
+    }
 }
 
 /// Records `report` as the baseline when none exists yet and `.factory/` does: the

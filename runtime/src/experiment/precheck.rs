@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use super::{ExperimentError, code_dir, io_at, workspace_of};
 use crate::eval::{self, EvalReport, EvalSettings};
 use crate::events::{self, Event, EventData};
-use crate::precheck::{self, CheckOutcome, PrecheckOptions, PrecheckReport};
-use crate::project::config::FactoryConfig;
+use crate::precheck::{self, CheckOutcome, PrecheckError, PrecheckOptions, PrecheckReport};
+use crate::project::config;
 use crate::project::layout::FactoryPaths;
 use crate::sys::files::atomic_write;
 use crate::worktrees;
@@ -28,15 +28,24 @@ pub struct PrecheckRecord {
     pub failures: Vec<String>,
     /// The worktree's HEAD commit that was checked (hex).
     pub commit: String,
-    /// The score compared with: the recorded baseline, else the last kept score.
+    /// The base commit's mean composite, measured by this precheck.
     pub score_before: Option<f64>,
-    /// This precheck's composite.
+    /// The head commit's mean composite.
     pub score_after: Option<f64>,
     /// When it finished (ISO-8601, UTC); the same instant as its `precheck.completed` event.
     pub timestamp: String,
     /// Every check with its details.
     #[serde(default)]
     pub checks: Vec<CheckOutcome>,
+    /// The recorded base commit both sides were compared from (hex).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_commit: Option<String>,
+    /// Both sides' runs, means and spreads, the margin and the noise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<crate::precheck::Comparison>,
+    /// Set when the gate could not measure: the record then never passes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 fn precheck_json(project: &Path, id: u32) -> PathBuf {
@@ -76,29 +85,76 @@ pub fn eval(
     Ok(eval::run_eval_at(&code, project, settings)?)
 }
 
-/// `factory precheck PATH --exp N`: runs eval and every guard on experiment `id`'s
-/// worktree (changed files diffed against its recorded base commit; configuration from
-/// the project) and records the result in `experiments/NNN/precheck.json` plus a
-/// `precheck.completed` event. `opts.exp_id`, `code_dir`, `base_commit` and
-/// `target_branch` are set here; `use_last_eval` and `allow_dirty` are ignored, since
-/// the record must describe the committed HEAD it names.
+/// `factory precheck PATH --exp N`: the gate for experiment `id` (docs/gate.md). The
+/// configuration is factory.md as committed at the recorded base commit; the base and
+/// the worktree's HEAD are checked out into scratch directories outside the project and
+/// measured there by the gate itself; the git-derived guards read the worktree's branch.
+/// The result is recorded in `experiments/NNN/precheck.json` plus a
+/// `precheck.completed` event — only after both sides finished. A side the eval cannot
+/// measure records a failing record with its `error` and returns
+/// [`crate::precheck::PrecheckError::Measurement`]: an error, never a verdict.
+/// `opts.exp_id`, `code_dir`, `base_commit` and `target_branch` are set here;
+/// `use_last_eval` and `allow_dirty` are ignored.
 pub fn precheck(
     project: &Path,
     id: u32,
-    config: &FactoryConfig,
     mut opts: PrecheckOptions,
 ) -> Result<(PrecheckReport, PrecheckRecord), ExperimentError> {
     let code = code_dir(project, id)?;
     let (_, ws) = workspace_of(project, id)?;
     let commit = worktrees::head_commit(&code)?;
-    // What is recorded must be what HEAD is: a fresh eval of a clean worktree.
+    let repo = worktrees::open(project)?;
+    let bad_oid = |hex: &str| {
+        ExperimentError::Worktree(worktrees::WorktreeError::Git(format!(
+            "`{hex}` is not a commit id"
+        )))
+    };
+    let base = git2::Oid::from_str(&ws.base_commit).map_err(|_| bad_oid(&ws.base_commit))?;
+    let head = git2::Oid::from_str(&commit).map_err(|_| bad_oid(&commit))?;
+    let config = config::read_factory_md_at(&repo, base, &ws.subdir)?;
+    let target_moved = repo
+        .find_branch(&ws.target_branch, git2::BranchType::Local)
+        .ok()
+        .and_then(|b| b.get().target())
+        .filter(|tip| *tip != base)
+        .map(|tip| (ws.target_branch.clone(), tip.to_string()));
     opts.use_last_eval = false;
     opts.allow_dirty = false;
     opts.exp_id = Some(id);
     opts.code_dir = Some(code.clone());
     opts.base_commit = Some(ws.base_commit.clone());
     opts.target_branch = Some(ws.target_branch.clone());
-    let mut report = precheck::run_precheck(project, config, &opts)?;
+    let sides = precheck::ExperimentSides {
+        project,
+        code: &code,
+        repo: &repo,
+        base,
+        head,
+        subdir: &ws.subdir,
+        target_moved,
+    };
+    let mut report = match precheck::run_experiment_precheck(&config, &sides, &opts) {
+        Ok(r) => r,
+        Err(e @ (PrecheckError::Measurement { .. } | PrecheckError::Scratch { .. })) => {
+            // Fail closed on disk too: no earlier passing record survives an error.
+            let record = PrecheckRecord {
+                exp_id: id,
+                passed: false,
+                failures: vec!["error".into()],
+                commit: commit.clone(),
+                score_before: None,
+                score_after: None,
+                timestamp: crate::events::now_iso8601(),
+                checks: vec![CheckOutcome::fail("error", vec![e.to_string()])],
+                base_commit: Some(ws.base_commit.clone()),
+                comparison: None,
+                error: Some(e.to_string()),
+            };
+            write_record(project, id, &record)?;
+            return Err(e.into());
+        }
+        Err(e) => return Err(e.into()),
+    };
     // A commit made while the checks ran was not what they saw: fail closed.
     let after = worktrees::head_commit(&code)?;
     if after != commit {
@@ -127,6 +183,9 @@ pub fn precheck(
         score_after: report.score,
         timestamp: event.timestamp.clone(),
         checks: report.checks.clone(),
+        base_commit: Some(ws.base_commit.clone()),
+        comparison: report.comparison.clone(),
+        error: None,
     };
     let dir = FactoryPaths::new(project).experiment_dir(id);
     fs::create_dir_all(&dir).map_err(io_at(&dir))?;
@@ -136,11 +195,17 @@ pub fn precheck(
             serde_json::to_string_pretty(eval).map_err(|e| io_at(&path)(io::Error::other(e)))?;
         atomic_write(&path, json.as_bytes()).map_err(io_at(&path))?;
     }
-    let path = precheck_json(project, id);
-    let mut json =
-        serde_json::to_string_pretty(&record).map_err(|e| io_at(&path)(io::Error::other(e)))?;
-    json.push('\n');
-    atomic_write(&path, json.as_bytes()).map_err(io_at(&path))?;
+    write_record(project, id, &record)?;
     events::append(&FactoryPaths::new(project), &event)?;
     Ok((report, record))
+}
+
+fn write_record(project: &Path, id: u32, record: &PrecheckRecord) -> Result<(), ExperimentError> {
+    let dir = FactoryPaths::new(project).experiment_dir(id);
+    fs::create_dir_all(&dir).map_err(io_at(&dir))?;
+    let path = precheck_json(project, id);
+    let mut json =
+        serde_json::to_string_pretty(record).map_err(|e| io_at(&path)(io::Error::other(e)))?;
+    json.push('\n');
+    atomic_write(&path, json.as_bytes()).map_err(io_at(&path))
 }

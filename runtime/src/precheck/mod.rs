@@ -4,11 +4,14 @@
 //! and proof that QA ran. One failing check fails the whole: there is no partial pass.
 
 mod qa;
+pub mod sides;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Serialize;
+
+pub use sides::{Comparison, SideStats};
 
 pub use qa::{QA_ROLES, check_qa_execution, last_qa_completion, qa_completion};
 
@@ -63,6 +66,9 @@ pub struct PrecheckReport {
     /// The eval the score checks used (a keep records it as the new baseline).
     #[serde(skip)]
     pub eval: Option<EvalReport>,
+    /// With `--exp`: both sides' runs, means, spreads, the margin and the noise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<Comparison>,
 }
 
 impl PrecheckReport {
@@ -84,6 +90,7 @@ impl PrecheckReport {
             score,
             score_before,
             eval,
+            comparison: None,
         }
     }
 
@@ -142,6 +149,32 @@ pub enum PrecheckError {
     #[error(transparent)]
     #[diagnostic(transparent)]
     Events(#[from] crate::events::EventsError),
+    /// A side could not be written into its scratch checkout.
+    #[error("cannot check out the {side} commit {commit} for measuring: {reason}")]
+    #[diagnostic(
+        code(factory::precheck::scratch),
+        help(
+            "the gate measures pristine checkouts in the system temp directory; check that it is writable (TMPDIR) and that fixed_surfaces patterns are valid"
+        )
+    )]
+    Scratch {
+        side: String,
+        commit: String,
+        reason: String,
+    },
+    /// The declared eval could not produce a score: the precheck is an error, not a fail.
+    #[error("the eval could not measure the {side} commit {commit}: {reason}")]
+    #[diagnostic(
+        code(factory::precheck::measurement),
+        help(
+            "factory.md's `Eval command` must exit 0 and print a score between 0 and 1 (a JSON object's `score`, or a number) within test_timeout; run it by hand in a clean checkout of that commit"
+        )
+    )]
+    Measurement {
+        side: String,
+        commit: String,
+        reason: String,
+    },
 }
 
 /// Runs every check for the project at `root` under `config`.
@@ -171,6 +204,14 @@ pub fn run_precheck(
         score_checks(root, report.as_ref(), config.eval_threshold, kept_score)?;
     checks.extend(score_results);
 
+    checks.extend(guard_checks(code, config, opts));
+    checks.push(anti_pattern_check(&history, opts));
+    checks.push(hard_constraints(code, config));
+    checks.push(check_qa_execution(root, opts.exp_id)?);
+    Ok(PrecheckReport::from_checks(checks, report, score_before))
+}
+
+fn guard_checks(code: &Path, config: &FactoryConfig, opts: &PrecheckOptions) -> Vec<CheckOutcome> {
     let inputs = GuardInputs {
         target_branch: opts
             .target_branch
@@ -182,17 +223,22 @@ pub fn run_precheck(
         base_commit: opts.base_commit.clone(),
     };
     match guards::run_guards(code, &inputs) {
-        Ok(results) => checks.extend(results.into_iter().map(|g| {
-            if g.passed {
-                CheckOutcome::pass(&g.name, "no violations")
-            } else {
-                CheckOutcome::fail(&g.name, g.violations)
-            }
-        })),
+        Ok(results) => results
+            .into_iter()
+            .map(|g| {
+                if g.passed {
+                    CheckOutcome::pass(&g.name, "no violations")
+                } else {
+                    CheckOutcome::fail(&g.name, g.violations)
+                }
+            })
+            .collect(),
         // Guards that cannot run fail closed.
-        Err(e) => checks.push(CheckOutcome::fail("guards", vec![e.to_string()])),
+        Err(e) => vec![CheckOutcome::fail("guards", vec![e.to_string()])],
     }
+}
 
+fn anti_pattern_check(history: &crate::store::History, opts: &PrecheckOptions) -> CheckOutcome {
     let hypothesis = opts.hypothesis.clone().or_else(|| {
         let id = opts.exp_id?;
         history
@@ -208,7 +254,7 @@ pub fn run_precheck(
                     .map(|r| r.hypothesis.clone())
             })
     });
-    checks.push(match hypothesis {
+    match hypothesis {
         None => CheckOutcome::pass("anti_patterns", "no hypothesis given; nothing to compare"),
         Some(h) => {
             let others: Vec<_> = history
@@ -238,11 +284,7 @@ pub fn run_precheck(
                 )
             }
         }
-    });
-
-    checks.push(hard_constraints(code, config));
-    checks.push(check_qa_execution(root, opts.exp_id)?);
-    Ok(PrecheckReport::from_checks(checks, report, score_before))
+    }
 }
 
 /// Meets the threshold and does not fall below the last kept score. Also returns the
@@ -338,5 +380,205 @@ fn hard_constraints(root: &Path, config: &FactoryConfig) -> CheckOutcome {
         )
     } else {
         CheckOutcome::fail("hard_constraints", failed)
+    }
+}
+
+/// What the experiment gate measures: the project's store, the experiment's worktree
+/// (for the git-derived guards), and the two commits it compares.
+#[derive(Clone)]
+pub struct ExperimentSides<'a> {
+    /// The project (history, event log).
+    pub project: &'a Path,
+    /// The experiment's worktree, project subdirectory included.
+    pub code: &'a Path,
+    /// The repository holding both commits.
+    pub repo: &'a git2::Repository,
+    /// The base commit `begin` recorded.
+    pub base: git2::Oid,
+    /// The experiment's head commit.
+    pub head: git2::Oid,
+    /// Where the project lies inside the repository.
+    pub subdir: &'a Path,
+    /// The target branch's tip now, when it is no longer the recorded base.
+    pub target_moved: Option<(String, String)>,
+}
+
+/// The gate for an experiment (docs/gate.md): `config` is factory.md as committed at
+/// the base; both sides are measured by the gate itself in scratch checkouts, k times
+/// interleaved, and the head must beat the base by more than the measured noise. A
+/// side the declared eval cannot measure is an error ([`PrecheckError::Measurement`]),
+/// never a verdict.
+pub fn run_experiment_precheck(
+    config: &FactoryConfig,
+    sides: &ExperimentSides<'_>,
+    opts: &PrecheckOptions,
+) -> Result<PrecheckReport, PrecheckError> {
+    let mut checks = Vec::new();
+    checks.push(match &sides.target_moved {
+        None => CheckOutcome::pass(
+            "base_commit",
+            format!("measured against the recorded base {}", sides.base),
+        ),
+        Some((branch, tip)) => CheckOutcome::pass(
+            "base_commit",
+            format!(
+                "target branch `{branch}` moved to {tip} after begin; measured against the recorded base {} (a moved ref is reported, never followed)",
+                sides.base
+            ),
+        ),
+    });
+    checks.push(factory_md_check(config, sides));
+
+    let fixed = guards::Patterns::new(&config.fixed_surfaces).map_err(|e| {
+        PrecheckError::Scratch {
+            side: "head".into(),
+            commit: sides.head.to_string(),
+            reason: e.to_string(),
+        }
+    })?;
+    let none = guards::Patterns::new(&[]).map_err(|e| PrecheckError::Scratch {
+        side: "base".into(),
+        commit: sides.base.to_string(),
+        reason: e.to_string(),
+    })?;
+    let base = sides::materialise(
+        sides.repo,
+        sides.base,
+        sides.base,
+        &none,
+        sides.subdir,
+        "base",
+    )?;
+    let head = sides::materialise(
+        sides.repo,
+        sides.head,
+        sides.base,
+        &fixed,
+        sides.subdir,
+        "head",
+    )?;
+    let settings = EvalSettings::from_config(config);
+    let command = (!sides::is_builtin_eval(&config.eval_command)).then_some(config.eval_command.as_str());
+    let measured = sides::measure_sides(&base, &head, &settings, command, config.eval_runs)?;
+    let cmp = measured.comparison.clone();
+
+    let threshold = config.eval_threshold;
+    checks.push(if cmp.head.mean + SCORE_EPSILON >= threshold {
+        CheckOutcome::pass(
+            "threshold",
+            format!("head mean {:.4} ≥ threshold {threshold:.4}", cmp.head.mean),
+        )
+    } else {
+        CheckOutcome::fail(
+            "threshold",
+            vec![format!(
+                "head mean {:.4} is below the threshold {threshold:.4}",
+                cmp.head.mean
+            )],
+        )
+    });
+    let summary = format!(
+        "head mean {:.4} (spread {:.4}) vs base mean {:.4} (spread {:.4}) over {} interleaved run(s) each: margin {:+.4}, noise {:.4}",
+        cmp.head.mean, cmp.head.spread, cmp.base.mean, cmp.base.spread, cmp.runs, cmp.margin, cmp.noise
+    );
+    checks.push(if cmp.improved {
+        CheckOutcome::pass("score_direction", format!("improved: {summary}"))
+    } else if cmp.margin < -cmp.noise - SCORE_EPSILON {
+        CheckOutcome::fail(
+            "score_direction",
+            vec![format!("regressed below the base commit: {summary}")],
+        )
+    } else {
+        CheckOutcome::fail(
+            "score_direction",
+            vec![format!(
+                "no measurable improvement: the margin does not exceed the noise; {summary}"
+            )],
+        )
+    });
+
+    checks.extend(guard_checks(sides.code, config, opts));
+    checks.push(guard_commands(head.code(), config));
+    let history = load_history(sides.project)?;
+    checks.push(anti_pattern_check(&history, opts));
+    checks.push(hard_constraints(head.code(), config));
+    checks.push(check_qa_execution(sides.project, opts.exp_id)?);
+    drop(base);
+    drop(head);
+    let mut report = PrecheckReport::from_checks(
+        checks,
+        Some(measured.head_report),
+        Some(cmp.base.mean),
+    );
+    report.score = Some(cmp.head.mean);
+    report.comparison = Some(cmp);
+    Ok(report)
+}
+
+/// factory.md is the gate's configuration: changing it inside the experiment is a scope
+/// violation unless the base's scope names `factory.md` itself.
+fn factory_md_check(config: &FactoryConfig, sides: &ExperimentSides<'_>) -> CheckOutcome {
+    let path = sides.subdir.join("factory.md");
+    let blob_at = |commit: git2::Oid| {
+        sides
+            .repo
+            .find_commit(commit)
+            .and_then(|c| c.tree())
+            .ok()
+            .and_then(|t| t.get_path(&path).ok().map(|e| e.id()))
+    };
+    if blob_at(sides.base) == blob_at(sides.head) {
+        return CheckOutcome::pass("factory_md", "factory.md is unchanged from the base commit");
+    }
+    let allowed = config
+        .scope
+        .iter()
+        .any(|s| s.trim().trim_start_matches("./") == "factory.md");
+    if allowed {
+        CheckOutcome::pass(
+            "factory_md",
+            "factory.md changed and is in scope; this precheck still used the base commit's",
+        )
+    } else {
+        CheckOutcome::fail(
+            "factory_md",
+            vec![format!(
+                "{}: factory.md was changed by the experiment; it is the gate's configuration and the base's scope does not name it (this precheck used factory.md as committed at {})",
+                path.display(),
+                sides.base
+            )],
+        )
+    }
+}
+
+/// factory.md's `Guards` commands, each of which must exit 0 in the head's checkout.
+fn guard_commands(dir: &Path, config: &FactoryConfig) -> CheckOutcome {
+    if config.guards.is_empty() {
+        return CheckOutcome::pass("guard_commands", "none declared");
+    }
+    let timeout = Duration::from_secs(config.test_timeout.max(1));
+    let mut failed = Vec::new();
+    for g in &config.guards {
+        match run_shell(g, dir, timeout) {
+            Ok(out) if out.success() => {}
+            Ok(out) if out.timed_out => failed.push(format!(
+                "`{g}` timed out after {}s on the head commit",
+                timeout.as_secs()
+            )),
+            Ok(out) => failed.push(format!(
+                "`{g}` exited with {:?} on the head commit: {}",
+                out.code,
+                out.tail(3)
+            )),
+            Err(e) => failed.push(format!("`{g}`: {e}")),
+        }
+    }
+    if failed.is_empty() {
+        CheckOutcome::pass(
+            "guard_commands",
+            format!("{} passed on the head commit", config.guards.len()),
+        )
+    } else {
+        CheckOutcome::fail("guard_commands", failed)
     }
 }

@@ -80,6 +80,20 @@ pub enum ConfigError {
         /// What is wrong.
         problem: String,
     },
+    /// The commit the gate reads its configuration from has no factory.md.
+    #[error("factory.md is not committed at {commit} ({path}): the gate reads its configuration from the experiment's base commit")]
+    #[diagnostic(
+        code(factory::config::not_committed),
+        help(
+            "commit factory.md on the target branch, then begin a new experiment; .factory/config.json is a cache and never the gate's authority"
+        )
+    )]
+    NotCommitted {
+        /// The commit looked at.
+        commit: String,
+        /// factory.md's path inside the repository.
+        path: PathBuf,
+    },
     /// `.factory/` could not be prepared.
     #[error(transparent)]
     #[diagnostic(transparent)]
@@ -118,6 +132,33 @@ pub fn read_factory_md(project: &Path) -> Result<FactoryConfig, ConfigError> {
         Err(source) => return Err(ConfigError::Io { path, source }),
     };
     parse_factory_md(&text, &path)
+}
+
+/// Parses factory.md as committed at `commit` in `repo`, where the project lies at
+/// `subdir` inside the repository: the gate's configuration, which nothing in a working
+/// tree (factory.md edits, `.factory/config.json`) can change.
+pub fn read_factory_md_at(
+    repo: &git2::Repository,
+    commit: git2::Oid,
+    subdir: &Path,
+) -> Result<FactoryConfig, ConfigError> {
+    let path = subdir.join("factory.md");
+    let missing = || ConfigError::NotCommitted {
+        commit: commit.to_string(),
+        path: path.clone(),
+    };
+    let blob = repo
+        .find_commit(commit)
+        .and_then(|c| c.tree())
+        .and_then(|t| t.get_path(&path))
+        .and_then(|e| repo.find_blob(e.id()))
+        .map_err(|_| missing())?;
+    let text = std::str::from_utf8(blob.content()).map_err(|e| ConfigError::FactoryMd {
+        path: path.clone(),
+        line: None,
+        problem: format!("not UTF-8 at {commit}: {e}"),
+    })?;
+    parse_factory_md(text, &Path::new(&format!("{}@{commit}", path.display())))
 }
 
 /// Reads `.factory/config.json` strictly: unknown keys, wrong types and broken range

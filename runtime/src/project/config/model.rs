@@ -96,6 +96,10 @@ pub struct FactoryConfig {
     /// Seconds a test run may take (at least 1).
     #[serde(default = "default_test_timeout")]
     pub test_timeout: u64,
+    /// How many times precheck measures each side (base and head), interleaved, to
+    /// tell an improvement from noise (factory.md `## Eval runs`; 1..=20, default 3).
+    #[serde(default = "default_eval_runs")]
+    pub eval_runs: u32,
     /// Sections of `factory.md` under headings no field knows, keyed by the heading in
     /// lower snake case, so they survive until a field is added for them (spec §9.4).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -105,6 +109,11 @@ pub struct FactoryConfig {
 /// `main`: the target branch when factory.md names none.
 pub fn default_target_branch() -> String {
     "main".to_owned()
+}
+/// Default for [`FactoryConfig::eval_runs`].
+pub const DEFAULT_EVAL_RUNS: u32 = 3;
+fn default_eval_runs() -> u32 {
+    DEFAULT_EVAL_RUNS
 }
 fn default_test_timeout() -> u64 {
     DEFAULT_TEST_TIMEOUT
@@ -425,6 +434,12 @@ impl FactoryConfig {
         }
         if self.test_timeout < 1 {
             problems.push("`test_timeout` must be at least 1".to_owned());
+        }
+        if !(1..=20).contains(&self.eval_runs) {
+            problems.push(format!(
+                "`eval_runs` is {}; it must be between 1 and 20",
+                self.eval_runs
+            ));
         }
         if let Some(p) = &self.parallel
             && !(1..=8).contains(&p.parallel_hypotheses)

@@ -20,6 +20,8 @@ enum Kind {
     Number,
     Bool,
     TestTimeout,
+    /// A whole number of eval runs, 1..=20.
+    Runs,
     /// List items, each a block of `key: value` lines.
     Blocks,
     /// `key: value` lines (dotted keys nest) or a fenced JSON object.
@@ -104,6 +106,7 @@ pub const SECTION_MAP: &[(&str, &[&str])] = &[
         "test_timeout",
         &["test_timeout", "timeout", "tests_timeout"],
     ),
+    ("eval_runs", &["eval_runs", "runs", "eval_repetitions"]),
 ];
 
 /// Fields without a default: `factory.md` must have a heading for each.
@@ -122,6 +125,7 @@ fn kind_of(field: &str) -> Kind {
         "eval_threshold" => Kind::Number,
         "clean_pr" => Kind::Bool,
         "test_timeout" => Kind::TestTimeout,
+        "eval_runs" => Kind::Runs,
         "project_eval" | "hard_constraints" => Kind::Blocks,
         "hypothesis_budget" | "eval_weights" | "research_target" | "inner_loop" | "outer_loop"
         | "cost_budget" | "hygiene_weights" | "growth_weights" | "adversarial" | "parallel" => {
@@ -273,6 +277,17 @@ fn section_value(field: &str, s: &Section) -> Result<Value, MdProblem> {
                 }
             };
             Value::from(secs)
+        }
+        Kind::Runs => {
+            let t = s.text();
+            match t.parse::<u32>() {
+                Ok(n) if (1..=20).contains(&n) => Value::from(n),
+                _ => {
+                    return Err(at(format!(
+                        "`{t}` is not a whole number of runs between 1 and 20 (write e.g. `3`)"
+                    )));
+                }
+            }
         }
         Kind::Blocks => {
             let mut blocks = Vec::new();
