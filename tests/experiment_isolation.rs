@@ -9,7 +9,7 @@ use assert_cmd::Command;
 use factory_runtime::events::{self, Event};
 use factory_runtime::project::layout::FactoryPaths;
 use git2::{Oid, Repository, Signature};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 struct Project {
     dir: tempfile::TempDir,
@@ -85,8 +85,12 @@ fn commit_all(repo: &Repository, message: &str) -> Oid {
         .unwrap()
 }
 
+/// factory.md of the test project: the composite is the number in `src/score.txt`.
+pub const FACTORY_MD: &str = "# Score\n\n## Goal\na higher score\n\n## Scope\n- src/**\n\n## Guards\n\n## Eval command\ncat src/score.txt\n\n## Eval threshold\n0.5\n\n## Constraints\n\n## Project eval\n- name: quality\n  command: cat src/score.txt\n  parse: json\n  timeout: 10\n\n## Test timeout\n30\n";
+
 /// A project on `main` whose composite is the number in `src/score.txt` (no known
-/// language, so no hygiene checks run): fast, and fully decided by the test.
+/// language, so no hygiene checks run): fast, and fully decided by the test. Its
+/// factory.md is committed: the gate reads it at the experiment's base commit.
 fn project() -> Project {
     let dir = tempfile::tempdir().unwrap();
     let repo = Repository::init(dir.path()).unwrap();
@@ -95,24 +99,8 @@ fn project() -> Project {
     fs::create_dir_all(dir.path().join("src")).unwrap();
     fs::write(dir.path().join("src/score.txt"), "0.7\n").unwrap();
     fs::write(dir.path().join("README.md"), "# demo\n").unwrap();
+    fs::write(dir.path().join("factory.md"), FACTORY_MD).unwrap();
     commit_all(&repo, "init");
-    let config = json!({
-        "goal": "a higher score",
-        "scope": ["src/**"],
-        "guards": [],
-        "eval_command": "factory eval",
-        "eval_threshold": 0.5,
-        "constraints": [],
-        "target_branch": "main",
-        "project_eval": [{"name": "quality", "command": "cat src/score.txt", "parse": "json", "timeout": 10}],
-        "test_timeout": 30
-    });
-    fs::create_dir_all(dir.path().join(".factory")).unwrap();
-    fs::write(
-        dir.path().join(".factory/config.json"),
-        serde_json::to_string_pretty(&config).unwrap(),
-    )
-    .unwrap();
     Project {
         dir,
         home: tempfile::tempdir().unwrap(),

@@ -429,13 +429,12 @@ pub fn run_experiment_precheck(
     });
     checks.push(factory_md_check(config, sides));
 
-    let fixed = guards::Patterns::new(&config.fixed_surfaces).map_err(|e| {
-        PrecheckError::Scratch {
+    let fixed =
+        guards::Patterns::new(&config.fixed_surfaces).map_err(|e| PrecheckError::Scratch {
             side: "head".into(),
             commit: sides.head.to_string(),
             reason: e.to_string(),
-        }
-    })?;
+        })?;
     let none = guards::Patterns::new(&[]).map_err(|e| PrecheckError::Scratch {
         side: "base".into(),
         commit: sides.base.to_string(),
@@ -458,7 +457,8 @@ pub fn run_experiment_precheck(
         "head",
     )?;
     let settings = EvalSettings::from_config(config);
-    let command = (!sides::is_builtin_eval(&config.eval_command)).then_some(config.eval_command.as_str());
+    let command =
+        (!sides::is_builtin_eval(&config.eval_command)).then_some(config.eval_command.as_str());
     let measured = sides::measure_sides(&base, &head, &settings, command, config.eval_runs)?;
     let cmp = measured.comparison.clone();
 
@@ -479,7 +479,13 @@ pub fn run_experiment_precheck(
     });
     let summary = format!(
         "head mean {:.4} (spread {:.4}) vs base mean {:.4} (spread {:.4}) over {} interleaved run(s) each: margin {:+.4}, noise {:.4}",
-        cmp.head.mean, cmp.head.spread, cmp.base.mean, cmp.base.spread, cmp.runs, cmp.margin, cmp.noise
+        cmp.head.mean,
+        cmp.head.spread,
+        cmp.base.mean,
+        cmp.base.spread,
+        cmp.runs,
+        cmp.margin,
+        cmp.noise
     );
     checks.push(if cmp.improved {
         CheckOutcome::pass("score_direction", format!("improved: {summary}"))
@@ -505,11 +511,8 @@ pub fn run_experiment_precheck(
     checks.push(check_qa_execution(sides.project, opts.exp_id)?);
     drop(base);
     drop(head);
-    let mut report = PrecheckReport::from_checks(
-        checks,
-        Some(measured.head_report),
-        Some(cmp.base.mean),
-    );
+    let mut report =
+        PrecheckReport::from_checks(checks, Some(measured.head_report), Some(cmp.base.mean));
     report.score = Some(cmp.head.mean);
     report.comparison = Some(cmp);
     Ok(report)

@@ -79,8 +79,12 @@ fn safe_relative(path: &str) -> Option<PathBuf> {
 }
 
 fn write_entry(repo: &Repository, root: &Path, entry: &Entry) -> Result<(), String> {
-    let rel = safe_relative(&entry.path)
-        .ok_or_else(|| format!("the tree holds a path that leaves the checkout: {}", entry.path))?;
+    let rel = safe_relative(&entry.path).ok_or_else(|| {
+        format!(
+            "the tree holds a path that leaves the checkout: {}",
+            entry.path
+        )
+    })?;
     let to = root.join(&rel);
     // Never write through a symlink an earlier entry created.
     let mut at = root.to_path_buf();
@@ -194,6 +198,12 @@ impl SideStats {
         let max = runs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let min = runs.iter().copied().fold(f64::INFINITY, f64::min);
         let spread = if runs.is_empty() { 0.0 } else { max - min };
+        // Equal runs have that value as their mean exactly, not a rounded sum over n.
+        let mean = if spread == 0.0 && !runs.is_empty() {
+            runs[0]
+        } else {
+            mean
+        };
         Self {
             commit: commit.to_string(),
             runs,
@@ -260,7 +270,9 @@ pub fn parse_eval_output(stdout: &str) -> Result<f64, String> {
             .get("score")
             .and_then(serde_json::Value::as_f64)
             .ok_or("printed a JSON object without a numeric `score`")?,
-        Some(v) => v.as_f64().ok_or("printed a JSON value that is not a number")?,
+        Some(v) => v
+            .as_f64()
+            .ok_or("printed a JSON value that is not a number")?,
         None => last_number(stdout).ok_or("printed no score (no JSON `score`, no number)")?,
     };
     if !score.is_finite() || !(0.0..=1.0).contains(&score) {
@@ -278,7 +290,11 @@ fn last_number(text: &str) -> Option<f64> {
 
 /// Runs the declared eval command in `dir`; a crash, timeout or unparsable output is an
 /// error (the precheck cannot measure, so nothing may be kept), never a low score.
-pub fn run_eval_command(dir: &Path, command: &str, timeout: Duration) -> Result<EvalResult, String> {
+pub fn run_eval_command(
+    dir: &Path,
+    command: &str,
+    timeout: Duration,
+) -> Result<EvalResult, String> {
     let out = run_shell(command, dir, timeout).map_err(|e| e.to_string())?;
     if out.timed_out {
         return Err(format!(
@@ -352,14 +368,15 @@ pub fn measure_sides(
         SideStats::new(&base.commit, base_totals),
         SideStats::new(&head.commit, head_totals),
     );
-    let head_report = head_reports
-        .into_iter()
-        .last()
-        .ok_or_else(|| PrecheckError::Measurement {
-            side: "head".into(),
-            commit: head.commit.clone(),
-            reason: "no run was made".into(),
-        })?;
+    let head_report =
+        head_reports
+            .into_iter()
+            .last()
+            .ok_or_else(|| PrecheckError::Measurement {
+                side: "head".into(),
+                commit: head.commit.clone(),
+                reason: "no run was made".into(),
+            })?;
     Ok(Measured {
         comparison,
         head_report,
@@ -372,10 +389,16 @@ mod tests {
 
     #[test]
     fn scores_come_from_json_score_or_the_last_number() {
-        assert_eq!(parse_eval_output("{\"score\": 0.25, \"ok\": true}"), Ok(0.25));
+        assert_eq!(
+            parse_eval_output("{\"score\": 0.25, \"ok\": true}"),
+            Ok(0.25)
+        );
         assert_eq!(parse_eval_output("log\n{\"score\": 0.5}\n"), Ok(0.5));
         assert_eq!(parse_eval_output("0.75\n"), Ok(0.75));
-        assert_eq!(parse_eval_output("accuracy: 0.8 (n=1)\nscore 0.6.\n"), Ok(0.6));
+        assert_eq!(
+            parse_eval_output("accuracy: 0.8 (n=1)\nscore 0.6.\n"),
+            Ok(0.6)
+        );
         assert!(parse_eval_output("{\"passed\": true}").is_err());
         assert!(parse_eval_output("all good").is_err());
         assert!(parse_eval_output("{\"score\": 3}").is_err());

@@ -81,7 +81,9 @@ pub enum ConfigError {
         problem: String,
     },
     /// The commit the gate reads its configuration from has no factory.md.
-    #[error("factory.md is not committed at {commit} ({path}): the gate reads its configuration from the experiment's base commit")]
+    #[error(
+        "factory.md is not committed at {commit} ({path}): the gate reads its configuration from the experiment's base commit"
+    )]
     #[diagnostic(
         code(factory::config::not_committed),
         help(

@@ -1,0 +1,379 @@
+//! The keep gate against a dishonest candidate (docs/gate.md, points 1–4): the built
+//! binary, real git, temp dirs. Each attack is refused with a named reason; honest
+//! improvements are kept; a noisy eval gives the same verdict every time.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use factory_runtime::events::{self, Event};
+use factory_runtime::project::layout::FactoryPaths;
+use git2::{Oid, Repository, Signature};
+use serde_json::Value;
+
+struct Project {
+    dir: tempfile::TempDir,
+    home: tempfile::TempDir,
+    tmp: tempfile::TempDir,
+}
+
+impl Project {
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn factory(&self, args: &[&str]) -> Output {
+        Command::cargo_bin("factory")
+            .expect("binary")
+            .current_dir(self.path())
+            .env("FACTORY_HOME", self.home.path())
+            // Scratch checkouts go here, so the test can see them removed.
+            .env("TMPDIR", self.tmp.path())
+            .env_remove("FACTORY_RUN_ID")
+            .args(args)
+            .output()
+            .expect("factory runs")
+    }
+
+    fn worktree(&self, id: u32) -> PathBuf {
+        self.path().join(format!(".factory/worktrees/exp-{id:03}"))
+    }
+
+    fn qa_done(&self, id: u32) {
+        for role in ["health_checker", "code_reviewer", "adversarial_tester"] {
+            events::append(
+                &FactoryPaths::new(self.path()),
+                &Event::raw("agent.completed")
+                    .with("role", role)
+                    .with("exp_id", id),
+            )
+            .unwrap();
+        }
+    }
+
+    fn begin(&self, hypothesis: &str) -> u32 {
+        let o = self.factory(&["begin", "--hypothesis", hypothesis]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        text(&o.stdout).trim().parse().unwrap()
+    }
+
+    /// Writes `files` into experiment `id`'s worktree and commits them, as a builder would.
+    fn build(&self, id: u32, files: &[(&str, &str)]) -> Oid {
+        let wt = self.worktree(id);
+        for (rel, body) in files {
+            let to = wt.join(rel);
+            fs::create_dir_all(to.parent().unwrap()).unwrap();
+            fs::write(to, body).unwrap();
+        }
+        commit_all(&Repository::open(&wt).unwrap(), "change")
+    }
+
+    /// `factory precheck --exp id --json`: exit code and the JSON printed.
+    fn precheck(&self, id: u32) -> (Option<i32>, Value) {
+        let o = self.factory(&["precheck", "--exp", &id.to_string(), "--json"]);
+        let v = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+            panic!("{e}: {}\n{}", text(&o.stdout), text(&o.stderr));
+        });
+        (o.status.code(), v)
+    }
+
+    fn scratch_left(&self) -> Vec<String> {
+        fs::read_dir(self.tmp.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("factory-gate-"))
+            .collect()
+    }
+}
+
+fn text(o: &[u8]) -> String {
+    String::from_utf8_lossy(o).into_owned()
+}
+
+fn commit_all(repo: &Repository, message: &str) -> Oid {
+    let mut index = repo.index().unwrap();
+    index
+        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+        .unwrap();
+    index.write().unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let sig = Signature::now("t", "t@example.com").unwrap();
+    let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+    let parents: Vec<&git2::Commit> = parent.iter().collect();
+    repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
+        .unwrap()
+}
+
+fn factory_md(eval_command: &str, extra: &str) -> String {
+    format!(
+        "# Score\n\n## Goal\na higher score\n\n## Scope\n- src/**\n\n## Guards\n- test -f src/level.txt\n\n## Eval command\n{eval_command}\n\n## Eval threshold\n0.5\n\n## Constraints\n- none\n\n## Test timeout\n30\n{extra}"
+    )
+}
+
+/// A project on `main` with no known language (no hygiene checks): the composite is
+/// what `eval_command` prints. `src/level.txt` holds the level it reads.
+fn project(eval_command: &str, level: &str, extra_md: &str) -> Project {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Repository::init(dir.path()).unwrap();
+    repo.set_head("refs/heads/main").unwrap();
+    fs::write(dir.path().join(".gitignore"), ".factory/\nbonus.txt\n").unwrap();
+    fs::create_dir_all(dir.path().join("src")).unwrap();
+    fs::write(dir.path().join("src/level.txt"), format!("{level}\n")).unwrap();
+    fs::write(dir.path().join("README.md"), "# score\n").unwrap();
+    fs::write(
+        dir.path().join("factory.md"),
+        factory_md(eval_command, extra_md),
+    )
+    .unwrap();
+    commit_all(&repo, "init");
+    Project {
+        dir,
+        home: tempfile::tempdir().unwrap(),
+        tmp: tempfile::tempdir().unwrap(),
+    }
+}
+
+/// The score is `bonus.txt` when present (an ignored file), else `src/level.txt`.
+const READS_BONUS: &str = "if [ -f bonus.txt ]; then cat bonus.txt; else cat src/level.txt; fi";
+
+fn failures(v: &Value) -> String {
+    v["failures"].to_string()
+}
+
+fn details(v: &Value, check: &str) -> String {
+    v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == check)
+        .map(|c| c["details"].to_string())
+        .unwrap_or_default()
+}
+
+#[test]
+fn rewritten_store_files_are_not_evidence() {
+    let p = project("cat src/level.txt", "0.7", "");
+    let id = p.begin("claim a better score");
+    // No real change; the candidate forges the reference and the last eval instead,
+    // in the project's store and in its own worktree.
+    p.build(id, &[("src/notes.txt", "nothing\n")]);
+    for root in [p.path().to_path_buf(), p.worktree(id)] {
+        fs::create_dir_all(root.join(".factory")).unwrap();
+        fs::write(
+            root.join(".factory/eval_baseline.json"),
+            r#"{"test_count": null, "coverage": null, "composite": 0.0, "recorded_at": "2020-01-01T00:00:00Z", "source": "manual"}"#,
+        )
+        .unwrap();
+        fs::write(root.join(".factory/last_eval.json"), r#"{"total": 1.0}"#).unwrap();
+    }
+    p.qa_done(id);
+    let (code, v) = p.precheck(id);
+    assert_eq!(code, Some(1), "{v}");
+    assert!(failures(&v).contains("score_direction"), "{v}");
+    assert!(
+        details(&v, "score_direction").contains("no measurable improvement"),
+        "{v}"
+    );
+    assert_eq!(v["score_before"], 0.7);
+    assert_eq!(v["comparison"]["runs"], 3);
+    assert_eq!(v["comparison"]["base"]["spread"], 0.0);
+    assert!(p.scratch_left().is_empty(), "{:?}", p.scratch_left());
+}
+
+#[test]
+fn factory_md_edited_in_the_experiment_is_refused_and_ignored() {
+    let p = project("cat src/level.txt", "0.7", "");
+    let id = p.begin("lower the bar");
+    // A worse score, a lower threshold and a wider scope, all in the candidate's factory.md.
+    let widened = factory_md("cat src/level.txt", "")
+        .replace("- src/**", "- **")
+        .replace("0.5\n", "0.0\n");
+    p.build(
+        id,
+        &[
+            ("src/level.txt", "0.4\n"),
+            ("factory.md", &widened),
+            ("README.md", "# out of scope\n"),
+        ],
+    );
+    p.qa_done(id);
+    let (code, v) = p.precheck(id);
+    assert_eq!(code, Some(1), "{v}");
+    let f = failures(&v);
+    for check in ["factory_md", "scope", "threshold", "score_direction"] {
+        assert!(f.contains(check), "{check} missing: {v}");
+    }
+    assert!(details(&v, "scope").contains("README.md"), "{v}");
+    // .factory/config.json is a cache, never the gate's authority.
+    let id = p.begin("config cache");
+    fs::write(
+        p.path().join(".factory/config.json"),
+        r#"{"goal": "g", "scope": ["**"], "guards": [], "eval_command": "echo 1", "eval_threshold": 0.0, "constraints": []}"#,
+    )
+    .unwrap();
+    p.build(id, &[("README.md", "# out of scope\n")]);
+    p.qa_done(id);
+    let (code, v) = p.precheck(id);
+    assert_eq!(code, Some(1), "{v}");
+    assert!(failures(&v).contains("scope"), "{v}");
+}
+
+#[test]
+fn ignored_and_untracked_files_do_not_reach_the_eval() {
+    let p = project(READS_BONUS, "0.7", "");
+    let id = p.begin("a bonus");
+    p.build(id, &[("src/notes.txt", "nothing\n")]);
+    // Ignored: no guard sees it, and the gate's checkout does not have it.
+    fs::write(p.worktree(id).join("bonus.txt"), "0.99\n").unwrap();
+    p.qa_done(id);
+    let (code, v) = p.precheck(id);
+    assert_eq!(code, Some(1), "{v}");
+    assert_eq!(v["score"], 0.7, "the ignored file was not measured: {v}");
+    assert!(
+        details(&v, "score_direction").contains("no measurable improvement"),
+        "{v}"
+    );
+    // Untracked: named by git_clean, and not measured either.
+    fs::write(p.worktree(id).join("src/extra.txt"), "x\n").unwrap();
+    let (code, v) = p.precheck(id);
+    assert_eq!(code, Some(1), "{v}");
+    assert!(details(&v, "git_clean").contains("src/extra.txt"), "{v}");
+}
+
+#[test]
+fn a_moved_target_ref_is_reported_and_never_followed() {
+    let p = project("cat src/level.txt", "0.7", "");
+    let id = p.begin("worse, then move main");
+    let head = p.build(id, &[("src/level.txt", "0.6\n")]);
+    // The candidate points `main` at its own commit, so that a merge base would be it.
+    let repo = Repository::open(p.path()).unwrap();
+    repo.reference("refs/heads/main", head, true, "move")
+        .unwrap();
+    p.qa_done(id);
+    let (code, v) = p.precheck(id);
+    assert_eq!(code, Some(1), "{v}");
+    assert!(details(&v, "score_direction").contains("regressed"), "{v}");
+    assert_eq!(
+        v["score_before"], 0.7,
+        "measured from the recorded base: {v}"
+    );
+    let base = details(&v, "base_commit");
+    assert!(
+        base.contains("moved") && base.contains(&head.to_string()),
+        "{v}"
+    );
+}
+
+#[test]
+fn an_eval_command_that_crashes_is_an_error_never_a_verdict() {
+    let p = project("sh src/eval.sh", "0.7", "");
+    fs::write(p.path().join("src/eval.sh"), "cat src/level.txt\n").unwrap();
+    commit_all(&Repository::open(p.path()).unwrap(), "eval script");
+    let id = p.begin("crash the eval");
+    p.build(id, &[("src/eval.sh", "echo boom >&2; exit 3\n")]);
+    p.qa_done(id);
+    let (code, v) = p.precheck(id);
+    assert_eq!(code, Some(2), "{v}");
+    assert!(
+        v.get("passed").is_none() && v.get("verdict").is_none(),
+        "{v}"
+    );
+    let err = v["error"].as_str().unwrap();
+    assert!(err.contains("head") && err.contains("exited"), "{err}");
+    let record: Value = serde_json::from_str(
+        &fs::read_to_string(p.path().join(".factory/experiments/001/precheck.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(record["passed"], false);
+    assert!(
+        record["error"].as_str().unwrap().contains("boom"),
+        "{record}"
+    );
+    let o = p.factory(&["finalize", "--id", "1", "--verdict", "keep"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    // Printing nothing parsable is the same error.
+    p.build(id, &[("src/eval.sh", "echo all good\n")]);
+    let (code, v) = p.precheck(id);
+    assert_eq!(code, Some(2), "{v}");
+    assert!(v["error"].as_str().unwrap().contains("no score"), "{v}");
+    assert!(p.scratch_left().is_empty(), "{:?}", p.scratch_left());
+}
+
+#[test]
+fn a_run_whose_precheck_errors_records_the_experiment_as_error() {
+    let p = project("sh src/eval.sh", "0.7", "");
+    fs::write(p.path().join("src/eval.sh"), "cat src/level.txt\n").unwrap();
+    commit_all(&Repository::open(p.path()).unwrap(), "eval script");
+    fs::write(
+        p.path().join(".factory-build.sh"),
+        "cd .factory/worktrees/exp-001 && printf 'exit 3\\n' > src/eval.sh && git add -A && git -c user.name=t -c user.email=t@t commit -qm crash\n",
+    )
+    .unwrap();
+    let wf = p.path().join(".factory-crash.fwf");
+    fs::write(
+        &wf,
+        "workflow crash {\n    fn begin \"factory begin {{project_path}} --hypothesis crash\"\n    fn build \"sh .factory-build.sh\"\n    gate precheck by fn(\"factory precheck {{project_path}} --exp {{exp_id}} --json\")\n    fn keep \"factory finalize {{project_path}} --id {{exp_id}} --verdict keep\"\n    fn revert \"factory finalize {{project_path}} --id {{exp_id}} --verdict revert\"\n    flow {\n        start -> begin -> build -> precheck\n        precheck.proceed -> keep -> end\n        precheck.halt -> revert -> end\n    }\n}\n",
+    )
+    .unwrap();
+    let o = p.factory(&["run", wf.to_str().unwrap()]);
+    let out = format!("{}\n{}", text(&o.stdout), text(&o.stderr));
+    let rows = fs::read_to_string(p.path().join(".factory/results.tsv")).unwrap_or_default();
+    let header: Vec<&str> = rows.lines().next().unwrap_or("").split('\t').collect();
+    let col = header.iter().position(|h| *h == "verdict").unwrap();
+    let verdicts: Vec<&str> = rows
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split('\t').nth(col))
+        .collect();
+    assert_eq!(verdicts, vec!["error"], "{out}");
+}
+
+#[test]
+fn honest_improvements_are_kept() {
+    // A JSON object's `score` (booleans are details), and a number inside text.
+    for (command, better) in [
+        (
+            "printf '{\"passed\": true, \"score\": %s}\\n' $(cat src/level.txt)",
+            "0.8",
+        ),
+        ("echo \"level: $(cat src/level.txt)\"", "0.75"),
+    ] {
+        let p = project(command, "0.7", "");
+        let id = p.begin("raise the level");
+        let head = p.build(id, &[("src/level.txt", &format!("{better}\n"))]);
+        p.qa_done(id);
+        let (code, v) = p.precheck(id);
+        assert_eq!(code, Some(0), "{command}: {v}");
+        assert_eq!(v["commit"], head.to_string());
+        let o = p.factory(&["finalize", "--id", "1", "--verdict", "keep"]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        assert!(text(&o.stdout).contains("keep"), "{}", text(&o.stdout));
+    }
+}
+
+#[test]
+fn a_noisy_eval_gives_the_same_verdict_ten_times() {
+    // ±10% multiplicative jitter around the level; the change doubles the level.
+    let jitter = "awk -v s=\"$(od -An -N2 -tu2 /dev/urandom)\" -v b=\"$(cat src/level.txt)\" 'BEGIN { srand(s); printf \"%.4f\\n\", b * (0.9 + 0.2 * rand()) }'";
+    let p = project(jitter, "0.4", "");
+    let id = p.begin("double the level");
+    p.build(id, &[("src/level.txt", "0.8\n")]);
+    p.qa_done(id);
+    let mut verdicts = Vec::new();
+    let mut spreads = Vec::new();
+    for _ in 0..10 {
+        let (code, v) = p.precheck(id);
+        verdicts.push((code, v["passed"].clone()));
+        spreads.push(v["comparison"]["head"]["spread"].as_f64().unwrap_or(0.0));
+    }
+    assert!(
+        verdicts.iter().all(|v| *v == (Some(0), Value::Bool(true))),
+        "{verdicts:?}"
+    );
+    assert!(
+        spreads.iter().any(|s| *s > 0.0),
+        "the eval really was noisy: {spreads:?}"
+    );
+}
