@@ -413,6 +413,9 @@ pub fn run_experiment_precheck(
     sides: &ExperimentSides<'_>,
     opts: &PrecheckOptions,
 ) -> Result<PrecheckReport, PrecheckError> {
+    // Each scratch checkout builds into its own directory: a shared cargo target could
+    // hand one side the other's binaries.
+    let _isolated = crate::sys::process::IsolatedBuilds::enter();
     let mut checks = Vec::new();
     checks.push(match &sides.target_moved {
         None => CheckOutcome::pass(

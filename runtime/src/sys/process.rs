@@ -90,12 +90,43 @@ pub fn run_program(
     run(cmd, &label, dir, timeout)
 }
 
+/// Build-cache locations shared across checkouts. Tools such as cargo decide freshness
+/// by modification times, so two checkouts of the same package written moments apart
+/// and built into one shared directory can reuse each other's outputs.
+const SHARED_BUILD_CACHES: [&str; 2] = ["CARGO_TARGET_DIR", "CARGO_BUILD_TARGET_DIR"];
+
+thread_local! {
+    static ISOLATED_BUILDS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// While alive, commands started on this thread do not inherit [`SHARED_BUILD_CACHES`]:
+/// each checkout builds into its own directory (the gate's scratch checkouts).
+#[must_use = "isolation ends when the guard is dropped"]
+pub struct IsolatedBuilds(bool);
+
+impl IsolatedBuilds {
+    pub fn enter() -> Self {
+        Self(ISOLATED_BUILDS.replace(true))
+    }
+}
+
+impl Drop for IsolatedBuilds {
+    fn drop(&mut self) {
+        ISOLATED_BUILDS.set(self.0);
+    }
+}
+
 fn run(
     mut cmd: Command,
     label: &str,
     dir: &Path,
     timeout: Duration,
 ) -> Result<Output, ProcessError> {
+    if ISOLATED_BUILDS.get() {
+        for var in SHARED_BUILD_CACHES {
+            cmd.env_remove(var);
+        }
+    }
     cmd.current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
