@@ -363,7 +363,7 @@ fn study_on_the_demo_names_hot_spots_and_past_experiments() {
     assert!(obs.len() >= 200, "{obs}");
     for needle in [
         "rust: 1 files",
-        "eval command: `cargo test`",
+        "eval command: `factory eval`",
         "## Hot spots",
         "`src/lib.rs::most_frequent` (function at src/lib.rs:9): fan-in 1, churn 2",
         "Explain how the winner is chosen",

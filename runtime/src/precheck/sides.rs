@@ -284,8 +284,7 @@ pub fn parse_eval_output(stdout: &str) -> Result<f64, String> {
 fn last_number(text: &str) -> Option<f64> {
     text.split(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E')))
         .filter_map(|t| t.trim_matches('.').parse::<f64>().ok())
-        .filter(|n| n.is_finite())
-        .last()
+        .rfind(|n| n.is_finite())
 }
 
 /// Runs the declared eval command in `dir`; a crash, timeout or unparsable output is an

@@ -160,7 +160,7 @@ pub fn read_factory_md_at(
         line: None,
         problem: format!("not UTF-8 at {commit}: {e}"),
     })?;
-    parse_factory_md(text, &Path::new(&format!("{}@{commit}", path.display())))
+    parse_factory_md(text, Path::new(&format!("{}@{commit}", path.display())))
 }
 
 /// Reads `.factory/config.json` strictly: unknown keys, wrong types and broken range
