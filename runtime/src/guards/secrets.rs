@@ -400,3 +400,91 @@ mod tests {
         assert!(find_secrets("the AKIA prefix marks AWS keys; sk-short is fine").is_empty());
     }
 }
+
+#[cfg(test)]
+mod stream_tests {
+    use super::*;
+
+    /// A reader that hands out `step` bytes at a time.
+    struct Trickle<'a> {
+        data: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.step.min(buf.len()).min(self.data.len());
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    const KEY: &str = "AKIAABCDEFGHIJKLMNOP";
+
+    fn utf16(text: &str, le: bool, bom: bool) -> Vec<u8> {
+        let mut out = Vec::new();
+        if bom {
+            out.extend_from_slice(if le { &[0xFF, 0xFE] } else { &[0xFE, 0xFF] });
+        }
+        for u in text.encode_utf16() {
+            out.extend_from_slice(&if le { u.to_le_bytes() } else { u.to_be_bytes() });
+        }
+        out
+    }
+
+    #[test]
+    fn a_credential_at_the_end_of_a_large_file_is_found() {
+        let mut data = "x = 1\n".repeat(1_000_000).into_bytes();
+        data.extend_from_slice(format!("key = \"{KEY}\"\n").as_bytes());
+        let found = scan_reader(data.as_slice()).unwrap();
+        assert_eq!(found.entries(), vec![("AWS access key id", 1_000_001)]);
+    }
+
+    #[test]
+    fn a_credential_across_chunk_boundaries_and_in_a_huge_line_is_found() {
+        // One line longer than a chunk, the key straddling the first chunk's end.
+        let mut line = "a".repeat(CHUNK - 10);
+        line.push(' ');
+        line.push_str(KEY);
+        line.push(' ');
+        line.push_str(&"b".repeat(CHUNK));
+        let found = scan_reader(line.as_bytes()).unwrap();
+        assert_eq!(found.entries(), vec![("AWS access key id", 1)]);
+        // Tiny reads change nothing.
+        let text = format!("one\ntwo {KEY}\nthree\n");
+        let trickle = Trickle {
+            data: text.as_bytes(),
+            step: 3,
+        };
+        assert_eq!(
+            scan_reader(trickle).unwrap().entries(),
+            vec![("AWS access key id", 2)]
+        );
+    }
+
+    #[test]
+    fn utf16_with_or_without_bom_and_latin1_are_decoded() {
+        let text = format!("caf\u{e9}\nk = {KEY}\n");
+        for (le, bom) in [(true, true), (false, true), (true, false), (false, false)] {
+            let bytes = utf16(&text, le, bom);
+            assert_eq!(
+                scan_reader(bytes.as_slice()).unwrap().entries(),
+                vec![("AWS access key id", 2)],
+                "le={le} bom={bom}"
+            );
+            // Odd read sizes split code units across pieces.
+            let trickle = Trickle {
+                data: &bytes,
+                step: 5,
+            };
+            assert_eq!(scan_reader(trickle).unwrap().entries().len(), 1);
+        }
+        let mut latin1 = b"caf\xe9 \xff\xfe\n".to_vec();
+        latin1.extend_from_slice(format!("{KEY}\n").as_bytes());
+        assert_eq!(
+            scan_reader(latin1.as_slice()).unwrap().entries(),
+            vec![("AWS access key id", 2)]
+        );
+    }
+}
