@@ -147,8 +147,9 @@ pub fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {
+            // `..` after a `..` (or at the start) climbs further: it never cancels one.
             Component::ParentDir => {
-                if !out.pop() {
+                if out.file_name().is_none() || !out.pop() {
                     out.push("..");
                 }
             }
@@ -175,12 +176,9 @@ pub fn escape_reason(root: &Path, change: &Change) -> Option<String> {
     let target = std::fs::read_link(&link).ok()?;
     let parent = Path::new(&change.path).parent().unwrap_or(Path::new(""));
     let lexical = normalize(&parent.join(&target));
-    let outside_lexically = target.is_absolute() || lexical.starts_with("..");
-    let outside_really = match (link.canonicalize(), root.canonicalize()) {
-        (Ok(real), Ok(real_root)) => !real.starts_with(real_root),
-        _ => false,
-    };
-    (outside_lexically || outside_really).then(|| {
+    // Judged lexically, never by following the link on disk (a dangling target counts).
+    let outside = target.is_absolute() || lexical.starts_with("..");
+    outside.then(|| {
         format!(
             "{}: symlink points outside the repository (to {})",
             change.path,

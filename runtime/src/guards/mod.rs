@@ -4,6 +4,7 @@
 
 pub mod changes;
 pub mod eval_dir;
+pub mod history;
 pub mod patterns;
 pub mod secrets;
 pub mod tests_kept;
@@ -204,18 +205,22 @@ pub fn run_guards(root: &Path, inputs: &GuardInputs) -> Result<Vec<GuardResult>,
         None => base_commit(&repo, &inputs.target_branch)?,
     };
     let changes = changed_files(&repo, base)?;
+    // Every commit from the base to the head, and uncommitted work: not only the final tree.
+    let touches = history::all_touches(&repo, base)?;
     let mut results = Vec::new();
     if inputs.require_clean {
         results.push(check_git_clean(&repo)?);
     }
     results.push(check_experiment_branch(&repo, &inputs.target_branch)?);
     // An empty scope matches nothing, so any change at all is out of scope (spec §6.2).
-    results.push(check_scope(&workdir, &changes, &scope));
-    results.push(check_fixed_surfaces(&changes, &fixed));
+    results.push(history::check_scope(&touches, &scope));
+    results.push(history::check_fixed_surfaces(&touches, &fixed));
+    results.push(history::check_symlinks(&repo, base, &touches));
+    results.push(history::check_submodules(&touches));
     let before = eval_snapshot_at(&repo, base)?;
     let after = eval_snapshot_workdir(&repo)?;
     results.push(check_eval_immutable(&before, &after));
     results.push(check_tests_kept(&repo, &workdir, &changes));
-    results.push(check_no_secrets(&repo, &workdir, &changes));
+    results.push(history::check_secrets(&repo, &touches));
     Ok(results)
 }
