@@ -9,7 +9,7 @@ use std::process::Output;
 
 use assert_cmd::Command;
 use git2::{IndexAddOption, Oid, Repository, Signature};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 const KEY: &str = "AKIAABCDEFGHIJKLMNOP";
 
@@ -85,7 +85,8 @@ fn commit_tree(repo: &Repository, tree: Oid, message: &str) -> String {
     id.to_string()[..7].to_string()
 }
 
-/// A project on `main` scored by `src/score.txt`, scope `src/**`, README.md fixed.
+/// A project on `main` scored by `src/score.txt`, scope `src/**`, README.md fixed; its
+/// factory.md is committed.
 fn project() -> Project {
     let dir = tempfile::tempdir().unwrap();
     let repo = Repository::init(dir.path()).unwrap();
@@ -100,25 +101,13 @@ fn project() -> Project {
     .unwrap();
     fs::write(dir.path().join("README.md"), "# demo\n").unwrap();
     fs::write(dir.path().join("build.sh"), "echo build\n").unwrap();
-    commit_all(dir.path(), "init");
-    let config = json!({
-        "goal": "a higher score",
-        "scope": ["src/**"],
-        "fixed_surfaces": ["README.md"],
-        "guards": [],
-        "eval_command": "factory eval",
-        "eval_threshold": 0.5,
-        "constraints": [],
-        "target_branch": "main",
-        "project_eval": [{"name": "quality", "command": "cat src/score.txt", "parse": "json", "timeout": 10}],
-        "test_timeout": 30
-    });
-    fs::create_dir_all(dir.path().join(".factory")).unwrap();
+    // The gate reads its configuration from factory.md at the base commit.
     fs::write(
-        dir.path().join(".factory/config.json"),
-        serde_json::to_string_pretty(&config).unwrap(),
+        dir.path().join("factory.md"),
+        "# Score\n\n## Goal\na higher score\n\n## Scope\n- src/**\n\n## Fixed surfaces\n- README.md\n\n## Guards\n\n## Eval command\nfactory eval\n\n## Eval threshold\n0.5\n\n## Constraints\n\n## Target branch\nmain\n\n## Project eval\n- name: quality\n  command: cat src/score.txt\n  parse: json\n  timeout: 10\n\n## Test timeout\n30\n",
     )
     .unwrap();
+    commit_all(dir.path(), "init");
     Project {
         dir,
         home: tempfile::tempdir().unwrap(),
