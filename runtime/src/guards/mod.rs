@@ -154,11 +154,16 @@ pub fn check_fixed_surfaces(changes: &[Change], fixed: &Patterns) -> GuardResult
     GuardResult::from_violations("fixed_surfaces", v)
 }
 
-/// Sacred Rule 1: no test file deleted, none with fewer tests or assertions.
-pub fn check_tests_kept(repo: &Repository, root: &Path, changes: &[Change]) -> GuardResult {
+/// Sacred Rule 1: tests kept by identity between `base` and HEAD (see [`tests_kept`]).
+pub fn check_tests_kept(
+    repo: &Repository,
+    root: &Path,
+    base: Oid,
+    changes: &[Change],
+) -> GuardResult {
     GuardResult::from_violations(
         "tests_kept",
-        tests_kept::weakened_tests(repo, root, changes),
+        tests_kept::tests_kept_violations(repo, root, base, changes),
     )
 }
 
@@ -220,7 +225,7 @@ pub fn run_guards(root: &Path, inputs: &GuardInputs) -> Result<Vec<GuardResult>,
     let before = eval_snapshot_at(&repo, base)?;
     let after = eval_snapshot_workdir(&repo)?;
     results.push(check_eval_immutable(&before, &after));
-    results.push(check_tests_kept(&repo, &workdir, &changes));
+    results.push(check_tests_kept(&repo, &workdir, base, &changes));
     results.push(history::check_secrets(&repo, &touches));
     Ok(results)
 }

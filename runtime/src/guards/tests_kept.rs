@@ -1,13 +1,30 @@
-//! Sacred Rule 1 (spec §16.1): no test deletion. A changed file that held tests at the
-//! base commit must still exist and hold at least as many test functions and assertions.
+//! Sacred Rule 1 (spec §16.1): tests are kept, by identity. The project's own runner lists
+//! and runs its tests in pristine checkouts of the base and head commits (outside the
+//! project, no untracked files); every test that passed at base must still exist (same id,
+//! or a rename with an unchanged body) and pass; no new skips or expected failures; no
+//! fewer tests executed; no assertion replaced by a tautology; no new file that shadows a
+//! module the tests import. Without a runner factory knows, the older count of test
+//! functions and assertions per changed file applies.
 
+#[path = "tests/checkout.rs"]
+pub mod checkout;
+#[path = "tests/runners.rs"]
+pub mod runners;
+#[path = "tests/source.rs"]
+pub mod source;
+
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::LazyLock;
 
-use git2::Repository;
+use git2::{DiffFindOptions, Oid, Repository};
 use regex::Regex;
+use serde::Serialize;
 
 use super::changes::{Change, ChangeKind};
+use checkout::{ScratchDir, scratch_checkout};
+use runners::{Outcome, Runner, TestRun, Tools};
+use source::FnDef;
 
 fn re(pattern: &str) -> Regex {
     Regex::new(pattern).unwrap_or_else(|e| panic!("invalid built-in regex {pattern}: {e}"))
@@ -80,6 +97,510 @@ pub fn weakened_tests(repo: &Repository, root: &Path, changes: &[Change]) -> Vec
         }
     }
     found
+}
+
+/// One refusal: which test, where, what happened and what was expected.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub test: Option<String>,
+    /// Path relative to the repository (or the runner, for whole-run findings).
+    pub file: String,
+    /// 1-based; 0 when the finding has no line.
+    pub line: usize,
+    pub problem: String,
+    pub expected: String,
+}
+
+impl Finding {
+    pub fn message(&self) -> String {
+        let at = if self.line > 0 {
+            format!("{}:{}", self.file, self.line)
+        } else {
+            self.file.clone()
+        };
+        let test = self
+            .test
+            .as_deref()
+            .map(|t| format!("test `{t}` "))
+            .unwrap_or_default();
+        format!("{at}: {test}{}; expected {}", self.problem, self.expected)
+    }
+}
+
+/// The outcome of comparing base and head.
+#[derive(Debug, Clone, Default)]
+pub struct Identity {
+    /// The runner used; `None` when the project has no tests factory can run.
+    pub runner: Option<Runner>,
+    pub findings: Vec<Finding>,
+    pub base_executed: usize,
+    pub head_executed: usize,
+}
+
+/// (old path, new path) for every path that differs between the two trees.
+fn tree_diff(
+    repo: &Repository,
+    base: Oid,
+    head: Oid,
+) -> Result<Vec<(Option<String>, Option<String>)>, String> {
+    let tree = |id: Oid| {
+        repo.find_commit(id)
+            .and_then(|c| c.tree())
+            .map_err(|e| format!("cannot read commit {id}: {}", e.message()))
+    };
+    let (bt, ht) = (tree(base)?, tree(head)?);
+    let mut diff = repo
+        .diff_tree_to_tree(Some(&bt), Some(&ht), None)
+        .map_err(|e| e.message().to_string())?;
+    let mut find = DiffFindOptions::new();
+    find.renames(true);
+    diff.find_similar(Some(&mut find))
+        .map_err(|e| e.message().to_string())?;
+    let path = |f: git2::DiffFile| f.path().map(|p| p.to_string_lossy().into_owned());
+    Ok(diff
+        .deltas()
+        .map(|d| match d.status() {
+            git2::Delta::Added => (None, path(d.new_file())),
+            git2::Delta::Deleted => (path(d.old_file()), None),
+            _ => (path(d.old_file()), path(d.new_file())),
+        })
+        .filter(|(o, n)| {
+            o.iter()
+                .chain(n.iter())
+                .all(|p| p != ".factory" && !p.starts_with(".factory/"))
+        })
+        .collect())
+}
+
+fn read(dir: &Path, rel: &str) -> String {
+    std::fs::read(dir.join(rel))
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default()
+}
+
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+fn parent_dir(path: &str) -> &str {
+    path.rsplit_once('/').map(|(d, _)| d).unwrap_or("")
+}
+
+/// The function containing (or, for a decorator or attribute, following) `line`.
+fn function_at(defs: &[FnDef], line: usize) -> Option<&FnDef> {
+    defs.iter()
+        .filter(|d| d.line <= line && line <= d.end)
+        .min_by_key(|d| d.end - d.line)
+        .or_else(|| {
+            defs.iter()
+                .filter(|d| d.line > line && d.line <= line + 3)
+                .min_by_key(|d| d.line)
+        })
+}
+
+/// Where a function named `name` is defined: the listed files first, then every file of
+/// the runner's language.
+struct Locator<'a> {
+    dir: &'a Path,
+    preferred: Vec<String>,
+    extensions: &'static [&'static str],
+    cache: BTreeMap<String, Vec<FnDef>>,
+    all: Option<Vec<String>>,
+}
+
+impl<'a> Locator<'a> {
+    fn new(dir: &'a Path, preferred: Vec<String>, runner: Runner) -> Self {
+        let extensions = runner.extensions();
+        let preferred = preferred
+            .into_iter()
+            .filter(|p| extensions.iter().any(|e| p.ends_with(&format!(".{e}"))))
+            .collect();
+        Self {
+            dir,
+            preferred,
+            extensions,
+            cache: BTreeMap::new(),
+            all: None,
+        }
+    }
+
+    fn defs(&mut self, file: &str) -> &[FnDef] {
+        let dir = self.dir;
+        self.cache
+            .entry(file.to_string())
+            .or_insert_with(|| source::functions(file, &read(dir, file)))
+    }
+
+    fn find(&mut self, name: &str, hint: Option<&str>) -> Option<(String, FnDef)> {
+        let mut files: Vec<String> = hint
+            .filter(|h| self.dir.join(h).is_file())
+            .map(str::to_string)
+            .into_iter()
+            .collect();
+        files.extend(self.preferred.iter().cloned());
+        if let Some(found) = self.search(&files, name) {
+            return Some(found);
+        }
+        let extensions = self.extensions;
+        let all = self
+            .all
+            .get_or_insert_with(|| {
+                runners::files_under(self.dir)
+                    .into_iter()
+                    .filter(|p| extensions.iter().any(|e| p.ends_with(&format!(".{e}"))))
+                    .collect()
+            })
+            .clone();
+        self.search(&all, name)
+    }
+
+    fn search(&mut self, files: &[String], name: &str) -> Option<(String, FnDef)> {
+        files.iter().find_map(|f| {
+            self.defs(f)
+                .iter()
+                .find(|d| d.name == name)
+                .map(|d| (f.clone(), d.clone()))
+        })
+    }
+}
+
+/// The file a test id names, when it does (pytest `path::...`, cargo `tests/x.rs::...`,
+/// unittest `pkg.mod.Class.test`).
+fn id_file(runner: Runner, id: &str) -> Option<String> {
+    match runner {
+        Runner::Pytest | Runner::Cargo => id
+            .split("::")
+            .next()
+            .filter(|f| f.contains('.'))
+            .map(str::to_string),
+        Runner::Unittest => {
+            let parts: Vec<&str> = id.split('.').collect();
+            (parts.len() > 2).then(|| format!("{}.py", parts[..parts.len() - 2].join("/")))
+        }
+        Runner::Go | Runner::Node => None,
+    }
+}
+
+/// Compares the tests of `base` and `head` (both commits of `repo`) by identity.
+pub fn check_identity(
+    repo: &Repository,
+    base: Oid,
+    head: Oid,
+    tools: &Tools,
+) -> Result<Identity, String> {
+    let scratch = ScratchDir::new("tests").map_err(|e| format!("scratch directory: {e}"))?;
+    let (base_dir, head_dir) = (scratch.path().join("base"), scratch.path().join("head"));
+    scratch_checkout(repo, base, &base_dir)?;
+    scratch_checkout(repo, head, &head_dir)?;
+    let diff = tree_diff(repo, base, head)?;
+    let mut identity = Identity {
+        findings: static_findings(&diff, &base_dir, &head_dir, tools),
+        ..Default::default()
+    };
+    let runner = match runners::detect(&base_dir, tools) {
+        Ok(Some(r)) => r,
+        Ok(None) => return Ok(identity),
+        Err(why) => {
+            identity.findings.push(Finding {
+                test: None,
+                file: "(tests)".into(),
+                line: 0,
+                problem: why,
+                expected: "the project's test runner installed so its tests can be listed".into(),
+            });
+            return Ok(identity);
+        }
+    };
+    identity.runner = Some(runner);
+    let run = |dir: &Path, side: &str| {
+        runners::run(runner, dir, tools, scratch.path())
+            .map_err(|e| format!("{} could not run at {side}: {e}", runner.name()))
+    };
+    let before = run(&base_dir, "base")?;
+    let after = run(&head_dir, "head")?;
+    identity.base_executed = before.executed();
+    identity.head_executed = after.executed();
+    let old_paths: Vec<String> = diff.iter().filter_map(|(o, _)| o.clone()).collect();
+    let new_paths: Vec<String> = diff.iter().filter_map(|(_, n)| n.clone()).collect();
+    let mut base_loc = Locator::new(&base_dir, old_paths, runner);
+    let mut head_loc = Locator::new(&head_dir, new_paths, runner);
+    identity.findings.extend(compare_runs(
+        runner,
+        &before,
+        &after,
+        &mut base_loc,
+        &mut head_loc,
+    ));
+    Ok(identity)
+}
+
+fn compare_runs(
+    runner: Runner,
+    before: &TestRun,
+    after: &TestRun,
+    base_loc: &mut Locator,
+    head_loc: &mut Locator,
+) -> Vec<Finding> {
+    let mut found = Vec::new();
+    let locate = |loc: &mut Locator, id: &str| -> (String, usize, Option<FnDef>) {
+        let name = source::leaf_name(runner, id);
+        match loc.find(&name, id_file(runner, id).as_deref()) {
+            Some((file, def)) => (file, def.line, Some(def)),
+            None => (
+                id_file(runner, id).unwrap_or_else(|| runner.name().into()),
+                0,
+                None,
+            ),
+        }
+    };
+    let new_ids: Vec<&String> = after
+        .outcomes
+        .keys()
+        .filter(|id| !before.outcomes.contains_key(*id))
+        .collect();
+    let mut renamed_to: BTreeSet<&String> = BTreeSet::new();
+    for (id, was) in &before.outcomes {
+        if *was != Outcome::Passed {
+            continue;
+        }
+        match after.outcomes.get(id) {
+            Some(Outcome::Passed) => {}
+            Some(now) => {
+                let (file, line, _) = locate(head_loc, id);
+                let expected = if *now == Outcome::Failed {
+                    "it still passes"
+                } else {
+                    "no new skips or expected failures"
+                };
+                found.push(Finding {
+                    test: Some(id.clone()),
+                    file,
+                    line,
+                    problem: format!("passed at base and is {} at head", now.as_str()),
+                    expected: expected.into(),
+                });
+            }
+            None => {
+                let (file, line, def) = locate(base_loc, id);
+                let renamed = def.as_ref().and_then(|old| {
+                    new_ids.iter().copied().find(|nid| {
+                        !renamed_to.contains(nid)
+                            && after.outcomes.get(*nid) == Some(&Outcome::Passed)
+                            && locate(head_loc, nid)
+                                .2
+                                .is_some_and(|new| new.body == old.body)
+                    })
+                });
+                match renamed {
+                    Some(nid) => {
+                        renamed_to.insert(nid);
+                    }
+                    None => found.push(Finding {
+                        test: Some(id.clone()),
+                        file,
+                        line,
+                        problem:
+                            "passed at base and no longer exists at head (no new test has its body)"
+                                .into(),
+                        expected: "the same test id, or a rename whose body is unchanged".into(),
+                    }),
+                }
+            }
+        }
+    }
+    for id in &new_ids {
+        if let Some(now @ (Outcome::Skipped | Outcome::ExpectedFailure)) = after.outcomes.get(*id) {
+            let (file, line, _) = locate(head_loc, id);
+            found.push(Finding {
+                test: Some((*id).clone()),
+                file,
+                line,
+                problem: format!("is new and {}", now.as_str()),
+                expected: "no new skips or expected failures".into(),
+            });
+        }
+    }
+    if after.executed() < before.executed() {
+        let tail = if after.outcomes.is_empty() {
+            format!(
+                " (the runner reported no tests: {})",
+                after.tail.replace('\n', " | ")
+            )
+        } else {
+            String::new()
+        };
+        found.push(Finding {
+            test: None,
+            file: runner.name().into(),
+            line: 0,
+            problem: format!(
+                "{} tests executed at head, {} at base{tail}",
+                after.executed(),
+                before.executed()
+            ),
+            expected: "at least as many tests executed as at base".into(),
+        });
+    }
+    found
+}
+
+/// Findings read from the changed files themselves.
+fn static_findings(
+    diff: &[(Option<String>, Option<String>)],
+    base_dir: &Path,
+    head_dir: &Path,
+    tools: &Tools,
+) -> Vec<Finding> {
+    let mut found = Vec::new();
+    let mut py_names: Option<BTreeSet<String>> = None;
+    for (old, new) in diff {
+        let Some(new) = new else { continue };
+        let before = old
+            .as_deref()
+            .map(|o| read(base_dir, o))
+            .unwrap_or_default();
+        let after = read(head_dir, new);
+        let defs = source::functions(new, &after);
+        let name = file_name(new);
+        let holds_tests = looks_like_test(new) || count(&after).0 > 0;
+        if holds_tests {
+            for (line, text) in source::new_lines(&before, &after, source::tautologies) {
+                found.push(Finding {
+                    test: function_at(&defs, line).map(|d| d.name.clone()),
+                    file: new.clone(),
+                    line,
+                    problem: format!("assertion replaced by a tautology `{text}`"),
+                    expected: "an assertion that can fail".into(),
+                });
+            }
+            for (line, text) in source::new_lines(&before, &after, source::skip_markers) {
+                found.push(Finding {
+                    test: function_at(&defs, line).map(|d| d.name.clone()),
+                    file: new.clone(),
+                    line,
+                    problem: format!("new skip or expected-failure marker `{text}`"),
+                    expected: "no new skips or expected failures".into(),
+                });
+            }
+        }
+        if name == "conftest.py" {
+            for (line, text) in source::new_lines(&before, &after, source::conftest_patches) {
+                found.push(Finding {
+                    test: None,
+                    file: new.clone(),
+                    line,
+                    problem: format!("conftest.py patches what the tests see: `{text}`"),
+                    expected: "no new monkeypatching or result rewriting in conftest.py".into(),
+                });
+            }
+        }
+        if matches!(name, "Cargo.toml" | "go.mod") {
+            for (line, text) in source::new_lines(&before, &after, source::dependency_redirects) {
+                found.push(Finding {
+                    test: None,
+                    file: new.clone(),
+                    line,
+                    problem: format!("a dependency is redirected to other code: `{text}`"),
+                    expected: "dependencies resolved as at base".into(),
+                });
+            }
+        }
+        if old.is_some() {
+            continue;
+        }
+        let shadow = |problem: String| Finding {
+            test: None,
+            file: new.clone(),
+            line: 0,
+            problem,
+            expected: "no new file that shadows a standard-library or dependency module".into(),
+        };
+        let top = new.split('/').next().unwrap_or("");
+        if matches!(name, "sitecustomize.py" | "usercustomize.py") || name.ends_with(".pth") {
+            found.push(shadow(format!(
+                "`{name}` runs inside every Python interpreter"
+            )));
+        } else if top == "node_modules" || top == "vendor" || new.contains("/node_modules/") {
+            found.push(shadow(format!("vendors dependency code under `{top}/`")));
+        } else if new.starts_with(".cargo/config") {
+            found.push(shadow("overrides cargo's configuration".into()));
+        } else if let Some(module) = python_module(new) {
+            let importable_dir = if name == "__init__.py" {
+                parent_dir(parent_dir(new))
+            } else {
+                parent_dir(new)
+            };
+            let in_package = head_dir.join(importable_dir).join("__init__.py").is_file()
+                && !importable_dir.is_empty();
+            let names = py_names.get_or_insert_with(|| python_names(base_dir, tools));
+            if !in_package && names.contains(module) {
+                found.push(shadow(format!(
+                    "shadows the Python module `{module}` for code run from `{}`",
+                    if importable_dir.is_empty() {
+                        "."
+                    } else {
+                        importable_dir
+                    }
+                )));
+            }
+        }
+    }
+    found
+}
+
+/// `json` for `json.py` or `json/__init__.py`.
+fn python_module(path: &str) -> Option<&str> {
+    let name = file_name(path);
+    if name == "__init__.py" {
+        let dir = parent_dir(path);
+        return Some(file_name(dir)).filter(|d| !d.is_empty());
+    }
+    name.strip_suffix(".py")
+}
+
+/// The standard library, what the interpreter has installed, and what the base commit's
+/// requirements declare.
+fn python_names(base_dir: &Path, tools: &Tools) -> BTreeSet<String> {
+    let mut names: BTreeSet<String> = source::python_module_names(tools.python.as_deref())
+        .into_iter()
+        .collect();
+    for f in [
+        "requirements.txt",
+        "requirements-dev.txt",
+        "dev-requirements.txt",
+    ] {
+        names.extend(source::declared_python_deps(&read(base_dir, f), false));
+    }
+    names.extend(source::declared_python_deps(
+        &read(base_dir, "pyproject.toml"),
+        true,
+    ));
+    names.remove("conftest");
+    names
+}
+
+/// The `tests_kept` guard's violations: tests by identity between `base` and the
+/// repository's HEAD commit; the per-file counts when no runner applies.
+pub fn tests_kept_violations(
+    repo: &Repository,
+    root: &Path,
+    base: Oid,
+    changes: &[Change],
+) -> Vec<String> {
+    let head = match repo.head().and_then(|h| h.peel_to_commit()) {
+        Ok(c) => c.id(),
+        Err(e) => return vec![format!("cannot read HEAD: {}", e.message())],
+    };
+    match check_identity(repo, base, head, &Tools::default()) {
+        Ok(identity) => {
+            let mut v: Vec<String> = identity.findings.iter().map(Finding::message).collect();
+            if identity.runner.is_none() {
+                v.extend(weakened_tests(repo, root, changes));
+            }
+            v
+        }
+        Err(e) => vec![format!("tests could not be compared by identity: {e}")],
+    }
 }
 
 #[cfg(test)]

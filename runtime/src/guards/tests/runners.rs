@@ -1,0 +1,495 @@
+//! The project's own test runner, detected from a checkout and run there; its output
+//! parsed into test identities and outcomes. Nothing an agent reports is used.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use regex::Regex;
+use serde::Serialize;
+
+use crate::sys::process::{Output, run_program, run_shell, which};
+
+fn re(pattern: &str) -> Regex {
+    Regex::new(pattern).unwrap_or_else(|e| panic!("invalid built-in regex {pattern}: {e}"))
+}
+
+/// A test runner factory knows how to list and run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Runner {
+    Pytest,
+    Unittest,
+    Cargo,
+    Go,
+    Node,
+}
+
+impl Runner {
+    pub fn name(self) -> &'static str {
+        match self {
+            Runner::Pytest => "pytest",
+            Runner::Unittest => "unittest",
+            Runner::Cargo => "cargo test",
+            Runner::Go => "go test",
+            Runner::Node => "node --test",
+        }
+    }
+
+    /// The source files this runner's tests are written in.
+    pub fn extensions(self) -> &'static [&'static str] {
+        match self {
+            Runner::Pytest | Runner::Unittest => &["py"],
+            Runner::Cargo => &["rs"],
+            Runner::Go => &["go"],
+            Runner::Node => &["js", "mjs", "cjs", "ts"],
+        }
+    }
+}
+
+/// One test's result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Passed,
+    Failed,
+    /// Skipped or ignored (`#[ignore]`, `@skip`, `t.Skip`, `# SKIP`).
+    Skipped,
+    /// Marked as expected to fail (`xfail`, `expectedFailure`, `# TODO`), whatever it did.
+    ExpectedFailure,
+}
+
+impl Outcome {
+    /// The test's body actually ran and counted.
+    pub fn executed(self) -> bool {
+        matches!(self, Outcome::Passed | Outcome::Failed)
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Passed => "passed",
+            Outcome::Failed => "failed",
+            Outcome::Skipped => "skipped",
+            Outcome::ExpectedFailure => "marked as an expected failure",
+        }
+    }
+}
+
+/// Every test one run reported, by identity.
+#[derive(Debug, Clone, Default)]
+pub struct TestRun {
+    pub outcomes: BTreeMap<String, Outcome>,
+    /// The runner's last lines, for when it reported nothing.
+    pub tail: String,
+}
+
+impl TestRun {
+    pub fn executed(&self) -> usize {
+        self.outcomes.values().filter(|o| o.executed()).count()
+    }
+    fn record(&mut self, id: String, outcome: Outcome) {
+        // A test reported twice (setup error after a pass) keeps its worst outcome.
+        let entry = self.outcomes.entry(id).or_insert(outcome);
+        if outcome == Outcome::Failed {
+            *entry = Outcome::Failed;
+        }
+    }
+}
+
+/// The programs used, and their limits.
+#[derive(Debug, Clone)]
+pub struct Tools {
+    /// The Python interpreter (`python3` on `PATH` by default).
+    pub python: Option<PathBuf>,
+    /// Where cargo builds; `None` means a directory beside the scratch checkouts.
+    pub cargo_target_dir: Option<PathBuf>,
+    /// Per run.
+    pub timeout: Duration,
+}
+
+impl Default for Tools {
+    fn default() -> Self {
+        Self {
+            python: which("python3").or_else(|| which("python")),
+            cargo_target_dir: None,
+            timeout: Duration::from_secs(900),
+        }
+    }
+}
+
+impl Tools {
+    fn python_has(&self, module: &str) -> bool {
+        let Some(py) = self.python.as_deref().and_then(Path::to_str) else {
+            return false;
+        };
+        run_program(
+            py,
+            &["-c", &format!("import {module}")],
+            &std::env::temp_dir(),
+            Duration::from_secs(30),
+        )
+        .map(|o| o.success())
+        .unwrap_or(false)
+    }
+
+    fn python_str(&self) -> Result<&str, String> {
+        self.python
+            .as_deref()
+            .and_then(Path::to_str)
+            .ok_or_else(|| "python3 is not installed".to_string())
+    }
+}
+
+/// Directories never searched for project files.
+pub fn skipped_dir(name: &str) -> bool {
+    name.starts_with('.')
+        || matches!(
+            name,
+            "node_modules" | "target" | "venv" | "__pycache__" | "vendor" | "dist" | "build"
+        )
+}
+
+/// Relative paths of the files under `dir` (hidden, build and dependency dirs skipped).
+pub fn files_under(dir: &Path) -> Vec<String> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>, depth: usize) {
+        if depth > 12 {
+            return;
+        }
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut entries: Vec<_> = entries.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let path = e.path();
+            let Ok(ft) = e.file_type() else { continue };
+            if ft.is_dir() {
+                if !skipped_dir(&name) {
+                    walk(root, &path, out, depth + 1);
+                }
+            } else if ft.is_file()
+                && let Ok(rel) = path.strip_prefix(root)
+            {
+                out.push(rel.to_string_lossy().into_owned());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out, 0);
+    out
+}
+
+/// The runner for the checkout at `dir`, or `None` when it has no tests factory can run.
+/// An error when the project needs a runner that is not installed (fail closed).
+pub fn detect(dir: &Path, tools: &Tools) -> Result<Option<Runner>, String> {
+    if dir.join("Cargo.toml").is_file() {
+        return Ok(Some(Runner::Cargo));
+    }
+    if dir.join("go.mod").is_file() {
+        return Ok(Some(Runner::Go));
+    }
+    let files = files_under(dir);
+    let name_of = |f: &String| f.rsplit('/').next().unwrap_or(f).to_string();
+    let py_tests: Vec<&String> = files
+        .iter()
+        .filter(|f| {
+            let n = name_of(f);
+            n.ends_with(".py") && (n.starts_with("test") || n.ends_with("_test.py"))
+        })
+        .collect();
+    if !py_tests.is_empty() {
+        if tools.python.is_none() {
+            return Err("the project has Python tests but python3 is not installed".into());
+        }
+        if tools.python_has("pytest") {
+            return Ok(Some(Runner::Pytest));
+        }
+        let needs_pytest = files.iter().any(|f| name_of(f) == "conftest.py")
+            || py_tests.iter().any(|f| {
+                std::fs::read_to_string(dir.join(f))
+                    .map(|t| t.contains("import pytest") || t.contains("from pytest"))
+                    .unwrap_or(false)
+            });
+        if needs_pytest {
+            return Err(
+                "the project's tests use pytest, which is not installed for python3".into(),
+            );
+        }
+        return Ok(Some(Runner::Unittest));
+    }
+    if dir.join("package.json").is_file() {
+        let js_tests = files.iter().any(|f| {
+            let n = name_of(f);
+            [".test.", "_test.", "-test."].iter().any(|m| n.contains(m))
+                || f.starts_with("test/")
+                || f.contains("/test/")
+        });
+        if js_tests {
+            if which("node").is_none() {
+                return Err("the project has JavaScript tests but node is not installed".into());
+            }
+            return Ok(Some(Runner::Node));
+        }
+    }
+    Ok(None)
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// Runs `runner` in `dir` and parses every test it reports. An error only when the
+/// runner could not be started at all.
+pub fn run(runner: Runner, dir: &Path, tools: &Tools, scratch: &Path) -> Result<TestRun, String> {
+    let out: Output = match runner {
+        Runner::Pytest => {
+            let py = tools.python_str()?;
+            let script = format!(
+                "PYTHONDONTWRITEBYTECODE=1 {} -m pytest -v -p no:cacheprovider -o console_output_style=classic 2>&1",
+                shell_quote(py)
+            );
+            run_shell(&script, dir, tools.timeout)
+        }
+        Runner::Unittest => {
+            let py = tools.python_str()?;
+            let script = format!(
+                "PYTHONDONTWRITEBYTECODE=1 {} -m unittest discover -v 2>&1",
+                shell_quote(py)
+            );
+            run_shell(&script, dir, tools.timeout)
+        }
+        Runner::Cargo => {
+            let target = tools
+                .cargo_target_dir
+                .clone()
+                .unwrap_or_else(|| scratch.join("target"));
+            let script = format!(
+                "CARGO_TARGET_DIR={} cargo test --no-fail-fast --color never 2>&1",
+                shell_quote(&target.to_string_lossy())
+            );
+            run_shell(&script, dir, tools.timeout)
+        }
+        Runner::Go => run_shell("go test -json ./... 2>&1", dir, tools.timeout),
+        Runner::Node => run_shell("node --test --test-reporter=tap 2>&1", dir, tools.timeout),
+    }
+    .map_err(|e| e.to_string())?;
+    let mut parsed = match runner {
+        Runner::Pytest => parse_pytest(&out.stdout),
+        Runner::Unittest => parse_unittest(&out.stdout),
+        Runner::Cargo => parse_cargo(&out.stdout),
+        Runner::Go => parse_go(&out.stdout),
+        Runner::Node => parse_tap(&out.stdout),
+    };
+    parsed.tail = if out.timed_out {
+        format!("timed out after {}s", tools.timeout.as_secs())
+    } else {
+        out.tail(5)
+    };
+    Ok(parsed)
+}
+
+static PYTEST_LINE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^(\S+?::.+?) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?:\s|$)"));
+
+/// `pytest -v`: `tests/test_a.py::test_x PASSED`.
+pub fn parse_pytest(output: &str) -> TestRun {
+    let mut run = TestRun::default();
+    for line in output.lines() {
+        if let Some(c) = PYTEST_LINE.captures(line) {
+            let outcome = match &c[2] {
+                "PASSED" => Outcome::Passed,
+                "FAILED" | "ERROR" => Outcome::Failed,
+                "SKIPPED" => Outcome::Skipped,
+                _ => Outcome::ExpectedFailure,
+            };
+            run.record(c[1].to_string(), outcome);
+        }
+    }
+    run
+}
+
+static UNITTEST_LINE: LazyLock<Regex> = LazyLock::new(|| re(r"^(\w+) \(([\w.]+)\) \.\.\. (.*)$"));
+static UNITTEST_HEAD: LazyLock<Regex> = LazyLock::new(|| re(r"^(\w+) \(([\w.]+)\)$"));
+
+/// `python -m unittest -v`: `test_x (pkg.mod.Class.test_x) ... ok` (3.11+) or
+/// `test_x (pkg.mod.Class) ... ok`; a docstring puts the status on the next line.
+pub fn parse_unittest(output: &str) -> TestRun {
+    let mut run = TestRun::default();
+    let mut pending: Option<(String, String)> = None;
+    for line in output.lines() {
+        let (name, path, status) = if let Some(c) = UNITTEST_LINE.captures(line) {
+            (c[1].to_string(), c[2].to_string(), c[3].to_string())
+        } else if let Some(c) = UNITTEST_HEAD.captures(line) {
+            pending = Some((c[1].to_string(), c[2].to_string()));
+            continue;
+        } else if let (Some((name, path)), Some((_, status))) =
+            (pending.take(), line.rsplit_once(" ... "))
+        {
+            (name, path, status.to_string())
+        } else {
+            continue;
+        };
+        pending = None;
+        let id = if path.ends_with(&format!(".{name}")) {
+            path
+        } else {
+            format!("{path}.{name}")
+        };
+        let status = status.trim();
+        let outcome = if status == "ok" {
+            Outcome::Passed
+        } else if status.starts_with("skipped") {
+            Outcome::Skipped
+        } else if status.starts_with("expected failure") || status.starts_with("unexpected success")
+        {
+            Outcome::ExpectedFailure
+        } else {
+            Outcome::Failed
+        };
+        run.record(id, outcome);
+    }
+    run
+}
+
+static CARGO_RUNNING: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^\s*Running (?:unittests )?(\S+) \("));
+static CARGO_DOC: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*Doc-tests (\S+)"));
+static CARGO_TEST: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^test (.+?) \.\.\. (ok|FAILED|ignored)\b"));
+
+/// `cargo test`: `Running tests/a.rs (...)` then `test m::t ... ok|ignored|FAILED`; ids are
+/// `<target source>::<test path>`.
+pub fn parse_cargo(output: &str) -> TestRun {
+    let mut run = TestRun::default();
+    let mut target = String::new();
+    for line in output.lines() {
+        if let Some(c) = CARGO_RUNNING.captures(line) {
+            target = c[1].to_string();
+        } else if let Some(c) = CARGO_DOC.captures(line) {
+            target = format!("doc:{}", &c[1]);
+        } else if let Some(c) = CARGO_TEST.captures(line) {
+            let outcome = match &c[2] {
+                "ok" => Outcome::Passed,
+                "ignored" => Outcome::Skipped,
+                _ => Outcome::Failed,
+            };
+            let name = c[1].trim_end_matches(" - should panic");
+            run.record(format!("{target}::{name}"), outcome);
+        }
+    }
+    run
+}
+
+/// `go test -json`: one event per line; ids are `<package>/<Test>`.
+pub fn parse_go(output: &str) -> TestRun {
+    let mut run = TestRun::default();
+    for line in output.lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let (Some(action), Some(pkg), Some(test)) = (
+            v.get("Action").and_then(|a| a.as_str()),
+            v.get("Package").and_then(|a| a.as_str()),
+            v.get("Test").and_then(|a| a.as_str()),
+        ) else {
+            continue;
+        };
+        let outcome = match action {
+            "pass" => Outcome::Passed,
+            "fail" => Outcome::Failed,
+            "skip" => Outcome::Skipped,
+            _ => continue,
+        };
+        run.record(format!("{pkg}/{test}"), outcome);
+    }
+    run
+}
+
+static TAP_SUBTEST: LazyLock<Regex> = LazyLock::new(|| re(r"^(\s*)# Subtest: (.*)$"));
+static TAP_RESULT: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^(\s*)(ok|not ok) \d+ - (.*?)(?: # (SKIP|TODO)\b.*)?$"));
+
+/// TAP (`node --test --test-reporter=tap`): nested subtests give ids `parent > child`;
+/// only leaves (tests without subtests) are counted.
+pub fn parse_tap(output: &str) -> TestRun {
+    let mut run = TestRun::default();
+    let mut stack: Vec<String> = Vec::new();
+    let mut parents: std::collections::BTreeSet<String> = Default::default();
+    let mut results: Vec<(String, Outcome)> = Vec::new();
+    for line in output.lines() {
+        if let Some(c) = TAP_SUBTEST.captures(line) {
+            let level = c[1].len() / 4;
+            stack.truncate(level);
+            if level > 0 {
+                parents.insert(stack.join(" > "));
+            }
+            stack.push(c[2].to_string());
+        } else if let Some(c) = TAP_RESULT.captures(line) {
+            let level = c[1].len() / 4;
+            let mut path: Vec<String> = stack.iter().take(level).cloned().collect();
+            path.push(c[3].to_string());
+            let outcome = match (c.get(4).map(|m| m.as_str()), &c[2]) {
+                (Some("SKIP"), _) => Outcome::Skipped,
+                (Some(_), _) => Outcome::ExpectedFailure,
+                (None, "ok") => Outcome::Passed,
+                _ => Outcome::Failed,
+            };
+            results.push((path.join(" > "), outcome));
+        }
+    }
+    for (id, outcome) in results {
+        if !parents.contains(&id) {
+            run.record(id, outcome);
+        }
+    }
+    run
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_each_runner_output() {
+        let p = parse_pytest(
+            "tests/test_a.py::test_x PASSED\ntests/test_a.py::T::test_y SKIPPED (why)\ntests/test_a.py::test_z XFAIL\ntests/test_a.py::test_w FAILED\n",
+        );
+        assert_eq!(p.outcomes.len(), 4);
+        assert_eq!(p.outcomes["tests/test_a.py::T::test_y"], Outcome::Skipped);
+        assert_eq!(p.executed(), 2);
+
+        let u = parse_unittest(
+            "test_a (t.test_m.A.test_a) ... ok\ntest_b (t.test_m.A)\nDoc line ... skipped 'x'\ntest_c (t.test_m.A.test_c) ... FAIL\ntest_d (t.test_m.A.test_d) ... expected failure\n",
+        );
+        assert_eq!(u.outcomes["t.test_m.A.test_a"], Outcome::Passed);
+        assert_eq!(u.outcomes["t.test_m.A.test_b"], Outcome::Skipped);
+        assert_eq!(u.outcomes["t.test_m.A.test_c"], Outcome::Failed);
+        assert_eq!(u.outcomes["t.test_m.A.test_d"], Outcome::ExpectedFailure);
+
+        let c = parse_cargo(
+            "     Running unittests src/lib.rs (target/debug/deps/x-1)\ntest tests::a ... ok\ntest tests::b ... ignored, slow\n     Running tests/it.rs (target/debug/deps/it-2)\ntest a ... FAILED\n   Doc-tests x\ntest src/lib.rs - add (line 3) ... ok\n",
+        );
+        assert_eq!(c.outcomes["src/lib.rs::tests::a"], Outcome::Passed);
+        assert_eq!(c.outcomes["src/lib.rs::tests::b"], Outcome::Skipped);
+        assert_eq!(c.outcomes["tests/it.rs::a"], Outcome::Failed);
+        assert_eq!(
+            c.outcomes["doc:x::src/lib.rs - add (line 3)"],
+            Outcome::Passed
+        );
+
+        let g = parse_go(
+            "{\"Action\":\"pass\",\"Package\":\"m/p\",\"Test\":\"TestA\"}\n{\"Action\":\"skip\",\"Package\":\"m/p\",\"Test\":\"TestB\"}\n{\"Action\":\"pass\",\"Package\":\"m/p\"}\n",
+        );
+        assert_eq!(g.outcomes.len(), 2);
+        assert_eq!(g.outcomes["m/p/TestB"], Outcome::Skipped);
+
+        let t = parse_tap(
+            "# Subtest: suite\n    # Subtest: adds\n    ok 1 - adds\n    # Subtest: later\n    ok 2 - later # SKIP\nok 1 - suite\n# Subtest: top\nnot ok 2 - top\n",
+        );
+        assert_eq!(t.outcomes["suite > adds"], Outcome::Passed);
+        assert_eq!(t.outcomes["suite > later"], Outcome::Skipped);
+        assert_eq!(t.outcomes["top"], Outcome::Failed);
+        assert!(!t.outcomes.contains_key("suite"));
+    }
+}
