@@ -137,12 +137,11 @@ pub struct Identity {
     pub head_executed: usize,
 }
 
-/// (old path, new path) for every path that differs between the two trees.
-fn tree_diff(
-    repo: &Repository,
-    base: Oid,
-    head: Oid,
-) -> Result<Vec<(Option<String>, Option<String>)>, String> {
+/// (old path, new path) of one path that differs between the two trees.
+type PathPair = (Option<String>, Option<String>);
+
+/// Every path that differs between the two trees.
+fn tree_diff(repo: &Repository, base: Oid, head: Oid) -> Result<Vec<PathPair>, String> {
     let tree = |id: Oid| {
         repo.find_commit(id)
             .and_then(|c| c.tree())
@@ -291,16 +290,26 @@ pub fn check_identity(
     let scratch = ScratchDir::new("tests").map_err(|e| format!("scratch directory: {e}"))?;
     let (base_dir, head_dir) = (scratch.path().join("base"), scratch.path().join("head"));
     scratch_checkout(repo, base, &base_dir)?;
-    scratch_checkout(repo, head, &head_dir)?;
     let diff = tree_diff(repo, base, head)?;
+    let runner = runners::detect(&base_dir, tools);
+    let run = |runner: Runner, dir: &Path, side: &str| {
+        runners::run(runner, dir, tools, scratch.path())
+            .map_err(|e| format!("{} could not run at {side}: {e}", runner.name()))
+    };
+    // Base runs before head is written: head's files are then newer than anything base
+    // built, so a shared build directory never serves head a stale base artefact.
+    let before = match &runner {
+        Ok(Some(r)) => Some(run(*r, &base_dir, "base")?),
+        _ => None,
+    };
+    scratch_checkout(repo, head, &head_dir)?;
     let mut identity = Identity {
         findings: static_findings(&diff, &base_dir, &head_dir, tools),
         ..Default::default()
     };
-    let runner = match runners::detect(&base_dir, tools) {
-        Ok(Some(r)) => r,
-        Ok(None) => return Ok(identity),
-        Err(why) => {
+    let (runner, before) = match (runner, before) {
+        (Ok(Some(r)), Some(b)) => (r, b),
+        (Err(why), _) => {
             identity.findings.push(Finding {
                 test: None,
                 file: "(tests)".into(),
@@ -310,14 +319,10 @@ pub fn check_identity(
             });
             return Ok(identity);
         }
+        _ => return Ok(identity),
     };
     identity.runner = Some(runner);
-    let run = |dir: &Path, side: &str| {
-        runners::run(runner, dir, tools, scratch.path())
-            .map_err(|e| format!("{} could not run at {side}: {e}", runner.name()))
-    };
-    let before = run(&base_dir, "base")?;
-    let after = run(&head_dir, "head")?;
+    let after = run(runner, &head_dir, "head")?;
     identity.base_executed = before.executed();
     identity.head_executed = after.executed();
     let old_paths: Vec<String> = diff.iter().filter_map(|(o, _)| o.clone()).collect();
@@ -446,7 +451,7 @@ fn compare_runs(
 
 /// Findings read from the changed files themselves.
 fn static_findings(
-    diff: &[(Option<String>, Option<String>)],
+    diff: &[PathPair],
     base_dir: &Path,
     head_dir: &Path,
     tools: &Tools,
@@ -642,3 +647,7 @@ mod tests {
         assert!(!looks_like_test("src/testing.rs"));
     }
 }
+
+#[cfg(test)]
+#[path = "tests/identity_tests.rs"]
+mod identity_tests;

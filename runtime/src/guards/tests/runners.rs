@@ -101,7 +101,9 @@ impl TestRun {
 pub struct Tools {
     /// The Python interpreter (`python3` on `PATH` by default).
     pub python: Option<PathBuf>,
-    /// Where cargo builds; `None` means a directory beside the scratch checkouts.
+    /// Where cargo builds; `None` means a directory beside the scratch checkouts. Never
+    /// share one between repositories checked at the same time: same-named crates would
+    /// be served each other's builds.
     pub cargo_target_dir: Option<PathBuf>,
     /// Per run.
     pub timeout: Duration,

@@ -1,0 +1,423 @@
+//! Each rule of tests-by-identity on real git repositories run by the real runners.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use git2::{Oid, Repository, Signature};
+
+use super::runners::{Runner, Tools};
+use super::{Identity, check_identity};
+
+struct Fixture {
+    dir: tempfile::TempDir,
+    repo: Repository,
+    base: Oid,
+}
+
+impl Fixture {
+    fn new(files: &[(&str, &str)]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        let mut f = Self {
+            dir,
+            repo,
+            base: Oid::ZERO_SHA1,
+        };
+        for (p, t) in files {
+            f.write(p, t);
+        }
+        f.base = f.commit("base");
+        f
+    }
+
+    fn write(&self, path: &str, text: &str) {
+        let p = self.dir.path().join(path);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+
+    fn remove(&self, path: &str) {
+        fs::remove_file(self.dir.path().join(path)).unwrap();
+    }
+
+    fn commit(&self, message: &str) -> Oid {
+        let mut index = self.repo.index().unwrap();
+        index
+            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+            .unwrap();
+        index.update_all(["*"], None).unwrap();
+        index.write().unwrap();
+        let tree = self.repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = Signature::now("t", "t@example.com").unwrap();
+        let parent = self.repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+        let parents: Vec<&git2::Commit> = parent.iter().collect();
+        self.repo
+            .commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
+            .unwrap()
+    }
+
+    fn check(&self, tools: &Tools) -> Identity {
+        let head = self.commit("head");
+        check_identity(&self.repo, self.base, head, tools).unwrap()
+    }
+}
+
+fn messages(identity: &Identity) -> Vec<String> {
+    identity.findings.iter().map(|f| f.message()).collect()
+}
+
+/// Asserts a finding mentions every needle.
+fn refused(identity: &Identity, needles: &[&str]) {
+    let all = messages(identity);
+    assert!(
+        all.iter().any(|m| needles.iter().all(|n| m.contains(n))),
+        "no finding with {needles:?} in {all:#?}"
+    );
+}
+
+fn python_tools() -> Tools {
+    let tools = Tools {
+        timeout: Duration::from_secs(120),
+        ..Tools::default()
+    };
+    assert!(tools.python.is_some(), "these tests need python3");
+    tools
+}
+
+const CALC: &str = "def add(a, b):\n    return a + b\n";
+const TEST_CALC: &str = "import unittest\n\nfrom calc import add\n\n\nclass CalcTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n\n    def test_add_zero(self):\n        total = add(0, 5)\n        self.assertEqual(total, 5)\n";
+
+fn py() -> Fixture {
+    Fixture::new(&[("calc.py", CALC), ("test_calc.py", TEST_CALC)])
+}
+
+#[test]
+fn python_honest_change_adding_and_renaming_a_test_passes() {
+    let f = py();
+    f.write(
+        "test_calc.py",
+        &TEST_CALC
+            .replace("test_add_zero", "test_zero_is_identity")
+            .replace(
+                "    def test_add(self):",
+                "    def test_add_negative(self):\n        self.assertEqual(add(-1, -2), -3)\n\n    def test_add(self):",
+            ),
+    );
+    let id = f.check(&python_tools());
+    assert!(id.runner.is_some());
+    assert!(id.findings.is_empty(), "{:#?}", messages(&id));
+    assert_eq!((id.base_executed, id.head_executed), (2, 3));
+}
+
+#[test]
+fn python_rename_with_a_changed_body_is_refused() {
+    let f = py();
+    f.write(
+        "test_calc.py",
+        &TEST_CALC
+            .replace("test_add_zero", "test_zero")
+            .replace("self.assertEqual(total, 5)", "self.assertTrue(total)"),
+    );
+    refused(
+        &f.check(&python_tools()),
+        &[
+            "test_calc.py:10",
+            "test_add_zero",
+            "no longer exists",
+            "rename whose body is unchanged",
+        ],
+    );
+}
+
+#[test]
+fn python_deleted_test_is_refused_and_fewer_run() {
+    let f = py();
+    f.write(
+        "test_calc.py",
+        TEST_CALC.split("\n    def test_add_zero").next().unwrap(),
+    );
+    let id = f.check(&python_tools());
+    refused(&id, &["test_add_zero", "no longer exists"]);
+    refused(
+        &id,
+        &["1 tests executed at head, 2 at base", "at least as many"],
+    );
+}
+
+#[test]
+fn python_tests_moved_out_of_discovery_are_refused() {
+    let f = py();
+    f.remove("test_calc.py");
+    f.write("check_calc.py", TEST_CALC);
+    let id = f.check(&python_tools());
+    refused(&id, &["0 tests executed at head, 2 at base"]);
+    refused(&id, &["test_add", "no longer exists"]);
+}
+
+#[test]
+fn python_skip_is_refused() {
+    let f = py();
+    f.write(
+        "test_calc.py",
+        &TEST_CALC.replace(
+            "    def test_add(self):",
+            "    @unittest.skip('flaky')\n    def test_add(self):",
+        ),
+    );
+    let id = f.check(&python_tools());
+    refused(&id, &["test_add", "skipped at head", "no new skips"]);
+    refused(
+        &id,
+        &["test_calc.py:7", "new skip or expected-failure marker"],
+    );
+}
+
+#[test]
+fn python_tautology_is_refused() {
+    let f = py();
+    f.write(
+        "test_calc.py",
+        &TEST_CALC.replace("self.assertEqual(add(1, 2), 3)", "self.assertTrue(True)"),
+    );
+    refused(
+        &f.check(&python_tools()),
+        &[
+            "test_calc.py:8",
+            "test `test_add`",
+            "tautology `self.assertTrue(True)`",
+            "an assertion that can fail",
+        ],
+    );
+}
+
+#[test]
+fn python_shadowing_module_is_refused() {
+    let f = py();
+    f.write("json.py", "def loads(s):\n    return {}\n");
+    f.write("pkg/__init__.py", "");
+    f.write("pkg/json.py", "X = 1\n"); // inside a package: `pkg.json`, shadows nothing
+    let id = f.check(&python_tools());
+    refused(&id, &["json.py", "shadows the Python module `json`"]);
+    assert_eq!(id.findings.len(), 1, "{:#?}", messages(&id));
+}
+
+#[test]
+fn python_test_that_now_fails_is_refused() {
+    let f = py();
+    f.write("calc.py", "def add(a, b):\n    return a - b\n");
+    refused(
+        &f.check(&python_tools()),
+        &[
+            "test_add",
+            "passed at base and is failed at head",
+            "it still passes",
+        ],
+    );
+}
+
+/// A Python with pytest: `FACTORY_TEST_PYTHON`, else a venv made once in the temp dir.
+fn pytest_python() -> PathBuf {
+    static PY: OnceLock<PathBuf> = OnceLock::new();
+    PY.get_or_init(|| {
+        if let Some(p) = std::env::var_os("FACTORY_TEST_PYTHON") {
+            return PathBuf::from(p);
+        }
+        let venv = std::env::temp_dir().join("factory-test-pytest-venv");
+        let py = venv.join("bin/python");
+        let ok = |p: &Path, args: &[&str]| {
+            std::process::Command::new(p)
+                .args(args)
+                .output()
+                .map(|o| o.status.success())
+                .unwrap_or(false)
+        };
+        if !ok(&py, &["-c", "import pytest"]) {
+            assert!(
+                ok(
+                    Path::new("python3"),
+                    &["-m", "venv", &venv.to_string_lossy()]
+                ),
+                "python3 -m venv failed"
+            );
+            assert!(
+                ok(&py, &["-m", "pip", "install", "-q", "pytest"]),
+                "installing pytest into {} failed",
+                venv.display()
+            );
+        }
+        py
+    })
+    .clone()
+}
+
+const PYTEST_FILE: &str = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\ndef test_add_zero():\n    assert add(0, 5) == 5\n";
+
+#[test]
+fn pytest_rules_by_identity() {
+    let tools = Tools {
+        python: Some(pytest_python()),
+        ..python_tools()
+    };
+    let base = [("calc.py", CALC), ("tests/test_calc.py", PYTEST_FILE)];
+
+    // Honest: rename with the same body, add a test.
+    let f = Fixture::new(&base);
+    f.write(
+        "tests/test_calc.py",
+        &format!(
+            "{}\n\ndef test_big():\n    assert add(100, 1) == 101\n",
+            PYTEST_FILE.replace("test_add_zero", "test_zero_is_identity")
+        ),
+    );
+    let id = f.check(&tools);
+    assert_eq!(id.runner, Some(Runner::Pytest));
+    assert!(id.findings.is_empty(), "{:#?}", messages(&id));
+    assert_eq!((id.base_executed, id.head_executed), (2, 3));
+
+    // xfail, and `assert x == x`.
+    let f = Fixture::new(&base);
+    f.write(
+        "tests/test_calc.py",
+        &format!(
+            "import pytest\n{}",
+            PYTEST_FILE
+                .replace("def test_add():", "@pytest.mark.xfail\ndef test_add():")
+                .replace("assert add(0, 5) == 5", "x = add(0, 5)\n    assert x == x")
+        ),
+    );
+    let id = f.check(&tools);
+    refused(
+        &id,
+        &[
+            "tests/test_calc.py::test_add",
+            "marked as an expected failure",
+        ],
+    );
+    refused(
+        &id,
+        &[
+            "tests/test_calc.py:12",
+            "test `test_add_zero`",
+            "tautology `assert x == x`",
+        ],
+    );
+
+    // A conftest.py that monkeypatches what the tests import.
+    let f = Fixture::new(&base);
+    f.write(
+        "tests/conftest.py",
+        "import calc\n\ncalc.add = lambda a, b: 3 if (a, b) == (1, 2) else a + b\nsetattr(calc, 'sub', None)\n",
+    );
+    refused(
+        &f.check(&tools),
+        &["tests/conftest.py:4", "conftest.py patches"],
+    );
+}
+
+/// Each fixture builds in its own scratch target dir: fixture crates share a name, so a
+/// target dir shared between concurrently checked repositories could serve stale builds.
+fn cargo_tools() -> Tools {
+    Tools {
+        timeout: Duration::from_secs(300),
+        ..Tools::default()
+    }
+}
+
+const CARGO_TOML: &str =
+    "[package]\nname = \"idfx\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n";
+const LIB_RS: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn adds() {\n        assert_eq!(add(1, 2), 3);\n    }\n\n    #[test]\n    fn adds_zero() {\n        let total = add(0, 5);\n        assert_eq!(total, 5);\n    }\n}\n";
+
+fn rust() -> Fixture {
+    Fixture::new(&[("Cargo.toml", CARGO_TOML), ("src/lib.rs", LIB_RS)])
+}
+
+#[test]
+fn cargo_honest_change_passes() {
+    let f = rust();
+    f.write(
+        "src/lib.rs",
+        &LIB_RS.replace("fn adds_zero()", "fn zero_is_identity()").replace(
+            "    #[test]\n    fn adds() {",
+            "    #[test]\n    fn adds_negative() {\n        assert_eq!(add(-1, -2), -3);\n    }\n\n    #[test]\n    fn adds() {",
+        ),
+    );
+    let id = f.check(&cargo_tools());
+    assert_eq!(id.runner, Some(Runner::Cargo));
+    assert!(id.findings.is_empty(), "{:#?}", messages(&id));
+    assert_eq!((id.base_executed, id.head_executed), (2, 3));
+}
+
+#[test]
+fn cargo_ignore_tautology_rename_and_failure_are_refused() {
+    // #[ignore], and assert_eq!(1, 1) in place of a real assertion.
+    let f = rust();
+    f.write(
+        "src/lib.rs",
+        &LIB_RS
+            .replace(
+                "    #[test]\n    fn adds()",
+                "    #[test]\n    #[ignore]\n    fn adds()",
+            )
+            .replace("assert_eq!(total, 5);", "assert_eq!(1, 1);"),
+    );
+    let id = f.check(&cargo_tools());
+    refused(
+        &id,
+        &["src/lib.rs::tests::adds", "skipped at head", "no new skips"],
+    );
+    refused(
+        &id,
+        &[
+            "src/lib.rs:10",
+            "new skip or expected-failure marker `#[ignore]`",
+        ],
+    );
+    refused(
+        &id,
+        &[
+            "src/lib.rs:18",
+            "test `adds_zero`",
+            "tautology `assert_eq!(1, 1);`",
+        ],
+    );
+
+    // A rename whose body changed; the other test deleted; and a test that now fails.
+    let f = rust();
+    f.write(
+        "src/lib.rs",
+        &LIB_RS
+            .replace("a + b\n", "a + b + i32::from(a == 1)\n")
+            .replace(
+                "    #[test]\n    fn adds_zero() {\n        let total = add(0, 5);\n        assert_eq!(total, 5);\n    }\n",
+                "",
+            )
+            .replace("fn adds()", "fn sums()"),
+    );
+    let id = f.check(&cargo_tools());
+    refused(
+        &id,
+        &[
+            "src/lib.rs:15",
+            "src/lib.rs::tests::adds_zero",
+            "no longer exists",
+        ],
+    );
+    refused(&id, &["src/lib.rs::tests::adds`", "no longer exists"]);
+    refused(&id, &["1 tests executed at head, 2 at base"]);
+}
+
+#[test]
+fn cargo_test_that_now_fails_is_refused() {
+    let f = rust();
+    f.write("src/lib.rs", &LIB_RS.replace("a + b\n", "a * b\n"));
+    refused(
+        &f.check(&cargo_tools()),
+        &[
+            "src/lib.rs::tests::adds",
+            "failed at head",
+            "it still passes",
+        ],
+    );
+}
