@@ -421,3 +421,58 @@ fn cargo_test_that_now_fails_is_refused() {
         ],
     );
 }
+
+const NODE_TEST: &str = "const test = require('node:test');\nconst assert = require('node:assert');\n\ntest('adds', () => {\n  assert.strictEqual(1 + 2, 3);\n});\n\ntest.describe('suite', () => {\n  test.it('keeps zero', () => {\n    assert.strictEqual(0 + 5, 5);\n  });\n});\n";
+
+#[test]
+fn node_rename_passes_and_skip_is_refused() {
+    assert!(
+        crate::sys::process::which("node").is_some(),
+        "this test needs node"
+    );
+    let tools = Tools {
+        timeout: Duration::from_secs(120),
+        ..Tools::default()
+    };
+    let base = [
+        (
+            "package.json",
+            "{\"name\": \"fx\", \"version\": \"1.0.0\"}\n",
+        ),
+        ("test/calc.test.js", NODE_TEST),
+    ];
+    let f = Fixture::new(&base);
+    f.write(
+        "test/calc.test.js",
+        &format!(
+            "{}\ntest('adds negatives', () => {{\n  assert.strictEqual(-1 + -2, -3);\n}});\n",
+            NODE_TEST.replace("'adds'", "'sums'")
+        ),
+    );
+    let id = f.check(&tools);
+    assert_eq!(id.runner, Some(Runner::Node));
+    assert!(id.findings.is_empty(), "{:#?}", messages(&id));
+    assert_eq!((id.base_executed, id.head_executed), (2, 3));
+
+    let f = Fixture::new(&base);
+    f.write(
+        "test/calc.test.js",
+        &NODE_TEST.replace(
+            "test.it('keeps zero', () => {",
+            "test.it.skip('keeps zero', () => {",
+        ),
+    );
+    let id = f.check(&tools);
+    refused(
+        &id,
+        &[
+            "suite > keeps zero",
+            "skipped at head",
+            "test/calc.test.js:9",
+        ],
+    );
+    refused(
+        &id,
+        &["test/calc.test.js:9", "new skip or expected-failure marker"],
+    );
+}

@@ -29,7 +29,7 @@ static PY_DEF: LazyLock<Regex> =
     LazyLock::new(|| re(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\("));
 static BRACE_FN: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r#"\bfn\s+(\w+)\s*[<(]|(?m)^func\s+(?:\([^)]*\)\s*)?(\w+)\s*\(|\b(?:it|test)\s*\(\s*['"`]([^'"`]+)['"`]"#,
+        r#"\bfn\s+(\w+)\s*[<(]|(?m)^func\s+(?:\([^)]*\)\s*)?(\w+)\s*\(|\b(?:it|test)(?:\.(?:skip|only|todo))?\s*\(\s*['"`]([^'"`]+)['"`]"#,
     )
 });
 
