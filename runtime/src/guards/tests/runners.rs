@@ -248,7 +248,7 @@ pub fn run(runner: Runner, dir: &Path, tools: &Tools, scratch: &Path) -> Result<
         Runner::Pytest => {
             let py = tools.python_str()?;
             let script = format!(
-                "PYTHONDONTWRITEBYTECODE=1 {} -m pytest -v -p no:cacheprovider -o console_output_style=classic 2>&1",
+                "PYTHONDONTWRITEBYTECODE=1 {} -m pytest -v -rA -p no:cacheprovider -o console_output_style=classic 2>&1",
                 shell_quote(py)
             );
             run_shell(&script, dir, tools.timeout)
@@ -291,21 +291,35 @@ pub fn run(runner: Runner, dir: &Path, tools: &Tools, scratch: &Path) -> Result<
     Ok(parsed)
 }
 
-static PYTEST_LINE: LazyLock<Regex> =
-    LazyLock::new(|| re(r"^(\S+?::.+?) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?:\s|$)"));
+static PYTEST_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?:\[gw\d+\] (?:\[\s*\d+%\] )?)?(\S+?::.+?) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?:\s|$)",
+    )
+});
+static PYTEST_SUMMARY: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S+?::\S+)(?: - .*)?$"));
 
-/// `pytest -v`: `tests/test_a.py::test_x PASSED`.
+/// `pytest -v -rA`: `tests/test_a.py::test_x PASSED`, and the summary's
+/// `PASSED tests/test_a.py::test_x` (which survives an `addopts = -q`).
 pub fn parse_pytest(output: &str) -> TestRun {
     let mut run = TestRun::default();
     for line in output.lines() {
-        if let Some(c) = PYTEST_LINE.captures(line) {
-            let outcome = match &c[2] {
+        let found = PYTEST_LINE
+            .captures(line)
+            .map(|c| (c[1].to_string(), c[2].to_string()))
+            .or_else(|| {
+                PYTEST_SUMMARY
+                    .captures(line)
+                    .map(|c| (c[2].to_string(), c[1].to_string()))
+            });
+        if let Some((id, status)) = found {
+            let outcome = match status.as_str() {
                 "PASSED" => Outcome::Passed,
                 "FAILED" | "ERROR" => Outcome::Failed,
                 "SKIPPED" => Outcome::Skipped,
                 _ => Outcome::ExpectedFailure,
             };
-            run.record(c[1].to_string(), outcome);
+            run.record(id, outcome);
         }
     }
     run
@@ -461,11 +475,12 @@ mod tests {
     #[test]
     fn parses_each_runner_output() {
         let p = parse_pytest(
-            "tests/test_a.py::test_x PASSED\ntests/test_a.py::T::test_y SKIPPED (why)\ntests/test_a.py::test_z XFAIL\ntests/test_a.py::test_w FAILED\n",
+            "tests/test_a.py::test_x PASSED\ntests/test_a.py::T::test_y SKIPPED (why)\ntests/test_a.py::test_z XFAIL\ntests/test_a.py::test_w FAILED\nPASSED tests/test_a.py::test_q\nFAILED tests/test_a.py::test_w - assert 1 == 2\n",
         );
-        assert_eq!(p.outcomes.len(), 4);
+        assert_eq!(p.outcomes.len(), 5);
+        assert_eq!(p.outcomes["tests/test_a.py::test_w"], Outcome::Failed);
         assert_eq!(p.outcomes["tests/test_a.py::T::test_y"], Outcome::Skipped);
-        assert_eq!(p.executed(), 2);
+        assert_eq!(p.executed(), 3);
 
         let u = parse_unittest(
             "test_a (t.test_m.A.test_a) ... ok\ntest_b (t.test_m.A)\nDoc line ... skipped 'x'\ntest_c (t.test_m.A.test_c) ... FAIL\ntest_d (t.test_m.A.test_d) ... expected failure\n",
