@@ -8,7 +8,7 @@ use std::process::Output;
 
 use assert_cmd::Command;
 use git2::{Oid, Repository, Signature};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 struct Project {
     dir: tempfile::TempDir,
@@ -57,7 +57,8 @@ fn commit_all(repo: &Repository, message: &str) -> Oid {
 const CALC: &str = "def add(a, b):\n    return a + b\n";
 const TESTS: &str = "import unittest\n\nfrom calc import add\n\n\nclass CalcTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n\n    def test_add_zero(self):\n        self.assertEqual(add(0, 5), 5)\n";
 
-/// A Python project whose tests run with unittest; its score is `score.txt`.
+/// A Python project whose tests run with unittest; its score is `score.txt`; its
+/// factory.md is committed.
 fn project() -> Project {
     assert!(
         std::process::Command::new("python3")
@@ -73,24 +74,13 @@ fn project() -> Project {
     fs::write(dir.path().join("calc.py"), CALC).unwrap();
     fs::write(dir.path().join("test_calc.py"), TESTS).unwrap();
     fs::write(dir.path().join("score.txt"), "0.7\n").unwrap();
-    commit_all(&repo, "init");
-    let config = json!({
-        "goal": "a higher score",
-        "scope": ["*.py", "score.txt"],
-        "guards": [],
-        "eval_command": "factory eval",
-        "eval_threshold": 0.5,
-        "constraints": [],
-        "target_branch": "main",
-        "project_eval": [{"name": "quality", "command": "cat score.txt", "parse": "json", "timeout": 10}],
-        "test_timeout": 60
-    });
-    fs::create_dir_all(dir.path().join(".factory")).unwrap();
+    // The gate reads its configuration from factory.md at the base commit.
     fs::write(
-        dir.path().join(".factory/config.json"),
-        serde_json::to_string_pretty(&config).unwrap(),
+        dir.path().join("factory.md"),
+        "# Calc\n\n## Goal\na higher score\n\n## Scope\n- *.py\n- score.txt\n\n## Guards\n\n## Eval command\nfactory eval\n\n## Eval threshold\n0.5\n\n## Constraints\n\n## Target branch\nmain\n\n## Project eval\n- name: quality\n  command: cat score.txt\n  parse: json\n  timeout: 10\n\n## Test timeout\n60\n",
     )
     .unwrap();
+    commit_all(&repo, "init");
     Project {
         dir,
         home: tempfile::tempdir().unwrap(),
