@@ -47,9 +47,18 @@ impl Project {
             .and_then(|b| b.get().target())
     }
 
+    /// All three QA roles completed for experiment `id`.
+    fn qa_all(&self, id: u32) {
+        for role in ["health_checker", "code_reviewer", "adversarial_tester"] {
+            self.qa_done(id, role);
+        }
+    }
+
+    /// A QA completion written as factory writes it: chained under the binary's key.
     fn qa_done(&self, id: u32, role: &str) {
-        events::append(
+        events::append_in_home(
             &FactoryPaths::new(self.path()),
+            self.home.path(),
             &Event::raw("agent.completed")
                 .with("role", role)
                 .with("exp_id", id),
@@ -292,7 +301,7 @@ fn keep_needs_a_passing_precheck_at_the_kept_commit_after_the_last_qa() {
     .unwrap();
     assert_eq!(last["total"], 0.8);
 
-    p.qa_done(id, "code_reviewer");
+    p.qa_all(id);
     // A precheck record must describe a fresh eval of a clean, committed HEAD.
     let o = p.factory(&["precheck", "--exp", "1", "--allow-dirty"]);
     assert_eq!(o.status.code(), Some(2));
@@ -385,7 +394,7 @@ fn a_failed_precheck_cannot_be_kept_and_revert_removes_branch_and_worktree() {
     p.factory(&["eval"]);
     let id = begin(&p, "lower the score");
     build(&p, id, "0.6");
-    p.qa_done(id, "health_checker");
+    p.qa_all(id);
     let o = p.factory(&["precheck", "--exp", "1"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
     let o = keep(&p, id);

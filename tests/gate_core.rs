@@ -42,8 +42,10 @@ impl Project {
 
     fn qa_done(&self, id: u32) {
         for role in ["health_checker", "code_reviewer", "adversarial_tester"] {
-            events::append(
+            // Written as factory writes it: chained under the binary's key.
+            events::append_in_home(
                 &FactoryPaths::new(self.path()),
+                self.home.path(),
                 &Event::raw("agent.completed")
                     .with("role", role)
                     .with("exp_id", id),

@@ -96,13 +96,17 @@ fn keep_records_the_judged_eval_as_the_growth_baseline_and_revert_does_not() {
         .code(0)
         .stdout("2\n");
     add_a_test(dir, 2);
-    events::append(
-        &FactoryPaths::new(dir),
-        &Event::raw("agent.completed")
-            .with("role", "code_reviewer")
-            .with("exp_id", 2),
-    )
-    .unwrap();
+    // QA, written as factory writes it: chained under the binary's key.
+    for role in ["health_checker", "code_reviewer", "adversarial_tester"] {
+        events::append_in_home(
+            &FactoryPaths::new(dir),
+            &dir.join(".factory/test-home"),
+            &Event::raw("agent.completed")
+                .with("role", role)
+                .with("exp_id", 2),
+        )
+        .unwrap();
+    }
     factory(dir)
         .args(["precheck", "--exp", "2"])
         .assert()

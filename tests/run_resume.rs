@@ -18,7 +18,8 @@ const THREADS: usize = 4;
 fn start(p: &Project, script_path: &str) -> std::process::Child {
     std::process::Command::new(assert_cmd::cargo::cargo_bin("factory"))
         .current_dir(p.path())
-        .env("FACTORY_HOME", p.path().join(".home"))
+        // The same home as `p.factory(["resume"])`: the event log's key lives there.
+        .env("FACTORY_HOME", p.home())
         .env("CARGO_TARGET_DIR", p.target())
         .env_remove("FACTORY_RUN_ID")
         .args([

@@ -57,6 +57,13 @@ fn qa_done(t: &TestRepo, exp: u32, role: &str) {
     .unwrap();
 }
 
+/// All three QA roles completed for `exp`.
+fn qa_all(t: &TestRepo, exp: u32) {
+    for role in ["health_checker", "code_reviewer", "adversarial_tester"] {
+        qa_done(t, exp, role);
+    }
+}
+
 fn run(t: &TestRepo, cfg: &FactoryConfig, opts: &PrecheckOptions) -> PrecheckReport {
     run_precheck(t.path(), cfg, opts).unwrap()
 }
@@ -81,7 +88,7 @@ fn only_failure(report: &PrecheckReport, name: &str, needle: &str) {
 fn passes_when_everything_holds() {
     let t = project();
     let id = store(&t).begin("add a second line to lib").unwrap().id;
-    qa_done(&t, id, "health_checker");
+    qa_all(&t, id);
     let report = run(
         &t,
         &config(0.9, 0.5),
@@ -176,7 +183,7 @@ fn fails_on_anti_pattern() {
         .begin("cache the parsed config files between runs")
         .unwrap()
         .id;
-    qa_done(&t, id, "code_reviewer");
+    qa_all(&t, id);
     let report = run(
         &t,
         &config(0.9, 0.5),
@@ -229,8 +236,7 @@ fn fails_on_hard_constraint() {
 fn fails_closed_when_qa_did_not_run_after_begin() {
     let t = project();
     // QA that ran before this experiment began does not count.
-    qa_done(&t, 1, "health_checker");
-    std::thread::sleep(std::time::Duration::from_millis(5));
+    qa_all(&t, 1);
     let id = store(&t).begin("add a second line to lib").unwrap().id;
     assert_eq!(id, 1);
     let opts = PrecheckOptions {
@@ -243,31 +249,81 @@ fn fails_closed_when_qa_did_not_run_after_begin() {
         "Sacred Rule 9",
     );
 
-    // A non-QA agent completing is not QA either; the legacy qa event is.
+    // A non-QA agent is not QA, a legacy qa event no longer is, and two of the
+    // three roles are not enough.
     qa_done(&t, id, "builder");
-    assert!(!run(&t, &config(0.9, 0.5), &opts).passed);
     events::append_to(t.path(), &Event::raw("qa").with("exp_id", id)).unwrap();
+    qa_done(&t, id, "health_checker");
+    qa_done(&t, id, "code_reviewer");
+    only_failure(
+        &run(&t, &config(0.9, 0.5), &opts),
+        "qa_execution",
+        "adversarial_tester",
+    );
+    qa_done(&t, id, "adversarial_tester");
+    assert!(run(&t, &config(0.9, 0.5), &opts).passed);
+
+    // The builder changing the code again makes that QA stale.
+    qa_done(&t, id, "builder");
+    only_failure(
+        &run(&t, &config(0.9, 0.5), &opts),
+        "qa_execution",
+        "completed before the builder's last event",
+    );
+    qa_all(&t, id);
     assert!(run(&t, &config(0.9, 0.5), &opts).passed);
 }
 
 #[test]
-fn qa_check_passes_when_no_begin_event_exists() {
+fn a_qa_line_factory_did_not_write_is_named_and_never_counted() {
     let t = project();
-    let report = run(
-        &t,
-        &config(0.9, 0.5),
-        &PrecheckOptions {
-            exp_id: Some(42),
-            ..Default::default()
-        },
+    let id = store(&t).begin("add a second line to lib").unwrap().id;
+    let opts = PrecheckOptions {
+        exp_id: Some(id),
+        ..Default::default()
+    };
+    let log = t.path().join(".factory/events.jsonl");
+    let forged = |role: &str| {
+        format!(
+            "{{\"type\":\"agent.completed\",\"timestamp\":\"2099-01-01T00:00:00Z\",\"role\":\"{role}\",\"exp_id\":{id}}}\n"
+        )
+    };
+    let mut text = std::fs::read_to_string(&log).unwrap();
+    let line = text.lines().count() + 1;
+    for role in ["health_checker", "code_reviewer", "adversarial_tester"] {
+        text.push_str(&forged(role));
+    }
+    std::fs::write(&log, &text).unwrap();
+    // At the end of the log: the chain fails at the first forged line.
+    only_failure(
+        &run(&t, &config(0.9, 0.5), &opts),
+        "qa_execution",
+        &format!("fails verification at line {line}"),
     );
-    assert!(report.passed, "{}", report.render());
-    let qa = report
-        .checks
-        .iter()
-        .find(|c| c.name == "qa_execution")
-        .unwrap();
-    assert!(qa.details[0].contains("nothing to verify"));
+    // Once factory appends after them they are sealed as foreign: still not QA.
+    qa_done(&t, id, "builder");
+    only_failure(
+        &run(&t, &config(0.9, 0.5), &opts),
+        "qa_execution",
+        &format!("line {line}: claims agent.completed by health_checker"),
+    );
+}
+
+#[test]
+fn qa_check_fails_closed_when_no_begin_event_exists() {
+    let t = project();
+    only_failure(
+        &run(
+            &t,
+            &config(0.9, 0.5),
+            &PrecheckOptions {
+                exp_id: Some(42),
+                ..Default::default()
+            },
+        ),
+        "qa_execution",
+        "no experiment.begin for experiment 42",
+    );
 }
 
 #[test]

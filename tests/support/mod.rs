@@ -73,6 +73,11 @@ impl Project {
         self.dir.path()
     }
 
+    /// The `FACTORY_HOME` the binary runs with (where the event log's key is kept).
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
     pub fn target(&self) -> &Path {
         &self.target
     }

@@ -98,6 +98,10 @@ pub enum EventData {
         commit: String,
         score_before: Option<f64>,
         score_after: Option<f64>,
+        /// SHA-256 (hex) of `experiments/NNN/precheck.json` as this precheck wrote it:
+        /// binds the record file to this chained event (absent in older logs).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        record_sha256: Option<String>,
     },
     #[serde(rename = "agent.started")]
     AgentStarted(AgentStarted),

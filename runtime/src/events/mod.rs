@@ -8,6 +8,10 @@
 //! never interleave. Readers skip lines that are not JSON objects with a string `type`
 //! and `timestamp` (a crash mid-write, a hand edit) and keep unknown event types:
 //! nothing is fatal to a reader.
+//!
+//! Every line factory writes is chained with an HMAC under a per-project key kept in
+//! the user's factory home ([`chain`]); evidence (QA proof, the keep rule) is read
+//! only through [`verify`], which names the first line that breaks the chain.
 
 use std::fs;
 use std::io;
@@ -19,8 +23,10 @@ use serde_json::{Map, Value};
 use crate::project::layout::FactoryPaths;
 use crate::sys::files::{self, FileLock};
 
+pub mod chain;
 mod data;
 
+pub use chain::{ChainError, ChainKey, ForeignLine, VerifiedEvent, VerifiedLog, verify};
 pub use data::{AgentEnded, AgentStarted, EventData, ExpRef, kinds};
 
 /// One line of `events.jsonl`: when, and what happened. On disk it is one object,
@@ -60,7 +66,7 @@ impl Event {
     /// reserved and ignored here so a payload can never forge them.
     pub fn with(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
         let key = key.into();
-        if key == "type" || key == "timestamp" {
+        if key == "type" || key == "timestamp" || key == chain::CHAIN_FIELD {
             return self;
         }
         let kind = self.kind().to_string();
@@ -107,7 +113,7 @@ impl Serialize for Event {
         map.serialize_entry("type", self.kind())?;
         map.serialize_entry("timestamp", &self.timestamp)?;
         for (k, v) in &fields {
-            if k != "type" && k != "timestamp" {
+            if k != "type" && k != "timestamp" && k != chain::CHAIN_FIELD {
                 map.serialize_entry(k, v)?;
             }
         }
@@ -121,6 +127,8 @@ impl<'de> Deserialize<'de> for Event {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
         let mut fields = Map::<String, Value>::deserialize(d)?;
+        // The chain is the line's seal, not the event's data (see [`chain`]).
+        fields.remove(chain::CHAIN_FIELD);
         let Some(Value::String(kind)) = fields.remove("type") else {
             return Err(D::Error::custom("an event needs a string `type`"));
         };
@@ -142,39 +150,87 @@ pub fn now_iso8601() -> String {
     ms.to_string()
 }
 
-/// Appends `event` as one line to the project's `events.jsonl`, under its lock.
-/// `.factory/` is created when missing (the project directory itself never is).
+/// Appends `event` as one chained line to the project's `events.jsonl`, under its
+/// lock. `.factory/` is created when missing (the project directory itself never is).
 pub fn append(paths: &FactoryPaths, event: &Event) -> Result<(), EventsError> {
-    append_with(paths, event, files::append)
+    append_with(paths, None, event, files::append)
+}
+
+/// Runs `before` (say, writing the record an event seals) and then appends `event`,
+/// both under the events lock: no other append, and no other `append_after`'s
+/// `before`, comes between them.
+pub fn append_after(
+    paths: &FactoryPaths,
+    event: &Event,
+    before: impl FnOnce() -> io::Result<()>,
+) -> Result<(), AfterError> {
+    if !paths.dir().is_dir() {
+        crate::project::layout::ensure_factory_dir(paths.project()).map_err(EventsError::from)?;
+    }
+    let key = ChainKey::for_project(paths)?;
+    let path = paths.events_jsonl();
+    let io_err = |source| EventsError::Io {
+        path: path.clone(),
+        source,
+    };
+    let _lock = FileLock::acquire(&paths.events_lock()).map_err(io_err)?;
+    before().map_err(AfterError::Before)?;
+    let line = chain::chained_line(&key, &path, event).map_err(io_err)?;
+    files::append(&path, &line).map_err(io_err)?;
+    Ok(())
+}
+
+/// Why [`append_after`] failed.
+#[derive(Debug)]
+pub enum AfterError {
+    /// `before` failed; nothing was appended.
+    Before(io::Error),
+    /// The append failed.
+    Events(EventsError),
+}
+
+impl From<EventsError> for AfterError {
+    fn from(e: EventsError) -> Self {
+        Self::Events(e)
+    }
+}
+
+/// [`append`] with the key kept under the factory home `home` rather than
+/// `$FACTORY_HOME` (else `~/.factory`): for a process that writes on behalf of
+/// another factory home (tests driving the binary with its own `FACTORY_HOME`).
+pub fn append_in_home(paths: &FactoryPaths, home: &Path, event: &Event) -> Result<(), EventsError> {
+    append_with(paths, Some(home), event, files::append)
 }
 
 /// [`append`] without waiting for the disk: for the executor's per-node journal, where
 /// an entry lost to a power failure only means its node runs again on resume (nodes
 /// are re-runnable: a kill between a node's work and its entry has the same effect).
 pub fn append_unsynced(paths: &FactoryPaths, event: &Event) -> Result<(), EventsError> {
-    append_with(paths, event, files::append_unsynced)
+    append_with(paths, None, event, files::append_unsynced)
 }
 
 fn append_with(
     paths: &FactoryPaths,
+    home: Option<&Path>,
     event: &Event,
     write: fn(&Path, &[u8]) -> io::Result<()>,
 ) -> Result<(), EventsError> {
     if !paths.dir().is_dir() {
         crate::project::layout::ensure_factory_dir(paths.project())?;
     }
+    let key = match home {
+        Some(home) => ChainKey::in_home(home, paths)?,
+        None => ChainKey::for_project(paths)?,
+    };
     let path = paths.events_jsonl();
-    let mut line = serde_json::to_string(event).map_err(|e| EventsError::Io {
-        path: path.clone(),
-        source: io::Error::other(e),
-    })?;
-    line.push('\n');
     let io_err = |source| EventsError::Io {
         path: path.clone(),
         source,
     };
     let _lock = FileLock::acquire(&paths.events_lock()).map_err(io_err)?;
-    write(&path, line.as_bytes()).map_err(io_err)
+    // The previous chained value is read under the lock: no other append between.
+    let line = chain::chained_line(&key, &path, event).map_err(io_err)?;
+    write(&path, &line).map_err(io_err)
 }
 
 /// What [`read`] found in `events.jsonl`.
@@ -254,6 +310,21 @@ pub enum EventsError {
     )]
     Io {
         /// `events.jsonl` or its lock.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// The project's chain key could not be read or created.
+    #[error("cannot use the event log's chain key {path}: {source}")]
+    #[diagnostic(
+        code(factory::events::key),
+        help(
+            "factory keeps one key per project in $FACTORY_HOME/keys (else ~/.factory/keys); \
+             check that the directory is writable and the key file holds 64 hex digits"
+        )
+    )]
+    Key {
+        /// The key file (or the project, when its path could not be resolved).
         path: PathBuf,
         /// The underlying error.
         source: io::Error,

@@ -50,6 +50,7 @@ fn each_variant_has_its_json_and_reads_back_as_itself() {
                 commit: "abc".into(),
                 score_before: None,
                 score_after: Some(0.5),
+                record_sha256: None,
             },
             r#"{"type":"precheck.completed","timestamp":"2026-01-01T00:00:00Z","commit":"abc","exp_id":3,"passed":true,"score_after":0.5,"score_before":null}"#,
         ),

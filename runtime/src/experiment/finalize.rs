@@ -3,10 +3,11 @@
 use std::fs;
 use std::path::Path;
 
-use super::precheck::precheck_eval_json;
-use super::{ExperimentError, PrecheckRecord, load_precheck};
+use super::precheck::{precheck_eval_json, precheck_json};
+use super::{ExperimentError, PrecheckRecord};
 use crate::eval::{self, Baseline, BaselineError, EvalReport};
-use crate::events::{self, EventData};
+use crate::events::chain::sha256_hex;
+use crate::events::{self, ChainError, EventData};
 use crate::precheck::last_qa_completion;
 use crate::project::layout::FactoryPaths;
 use crate::store::{ExperimentRecord, ExperimentStore, Outcome, StoreError, Verdict};
@@ -116,12 +117,42 @@ pub fn finalize(root: &Path, id: u32, mut outcome: Outcome) -> Result<Finalized,
 }
 
 /// The keep rule; returns the precheck the keep stands on.
+///
+/// Evidence is read only from the verified event log: the log must verify, its last
+/// chained `precheck.completed` for the experiment must be the record on disk (same
+/// SHA-256, so an edited `precheck.json` counts for nothing), have passed, name the
+/// commit the branch points at now, and no verified QA completion may follow it.
 fn check_keep(root: &Path, id: u32) -> Result<PrecheckRecord, ExperimentError> {
     let refuse = |reason: String, fix: String| ExperimentError::KeepRefused { id, reason, fix };
     let rerun = format!(
         "run `factory precheck --exp {id}` on the experiment's final commit, then finalize again"
     );
-    let Some(pre) = load_precheck(root, id)? else {
+    // The log and the record are read under one lock: a precheck still running (say,
+    // orphaned by a killed run) writes both, or neither, between them.
+    let record_path = precheck_json(root, id);
+    let (log, record) = match events::chain::verify_reading(&FactoryPaths::new(root), &record_path)
+    {
+        Ok(read) => read,
+        Err(ChainError::Events(e)) => return Err(e.into()),
+        Err(broken) => {
+            return Err(refuse(
+                format!("its evidence cannot be trusted: {broken}"),
+                "nothing in an event log that fails verification counts: restore \
+                 .factory/events.jsonl, or finalize with --verdict revert"
+                    .into(),
+            ));
+        }
+    };
+    let pre = match &record {
+        None => None,
+        Some(bytes) => Some(
+            serde_json::from_slice::<PrecheckRecord>(bytes).map_err(|e| ExperimentError::Io {
+                path: record_path.clone(),
+                source: std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()),
+            })?,
+        ),
+    };
+    let Some(pre) = pre else {
         return Err(refuse(
             "no precheck was recorded for it".into(),
             format!(
@@ -129,12 +160,43 @@ fn check_keep(root: &Path, id: u32) -> Result<PrecheckRecord, ExperimentError> {
             ),
         ));
     };
-    if !pre.passed {
+    let Some(sealed) = log.events.iter().rev().find(
+        |v| matches!(v.event.data, EventData::PrecheckCompleted { exp_id, .. } if exp_id == id),
+    ) else {
+        return Err(refuse(
+            "the verified event log holds no precheck.completed for it".into(),
+            rerun,
+        ));
+    };
+    let EventData::PrecheckCompleted {
+        passed,
+        commit,
+        record_sha256,
+        ..
+    } = &sealed.event.data
+    else {
+        return Err(refuse("the precheck event is not one".into(), rerun));
+    };
+    let on_disk = record.as_deref().map(sha256_hex).unwrap_or_default();
+    if record_sha256.as_deref() != Some(on_disk.as_str()) || sealed.event.timestamp != pre.timestamp
+    {
         return Err(refuse(
             format!(
-                "its precheck at {} failed ({})",
-                short(&pre.commit),
-                pre.failures.join(", ")
+                "experiments/{id:03}/precheck.json is not the record its last verified \
+                 precheck.completed (line {}) sealed: it was edited, or written by \
+                 something other than that precheck",
+                sealed.line
+            ),
+            rerun,
+        ));
+    }
+    if !passed || !pre.passed {
+        return Err(refuse(
+            format!(
+                "its precheck at {} failed ({}) (line {})",
+                short(commit),
+                pre.failures.join(", "),
+                sealed.line
             ),
             format!(
                 "fix the failures on branch {} and {rerun}, or finalize with --verdict revert",
@@ -149,39 +211,30 @@ fn check_keep(root: &Path, id: u32) -> Result<PrecheckRecord, ExperimentError> {
                 "a kept experiment is its branch; finalize with --verdict error".into(),
             ));
         }
-        Some(tip) if tip != pre.commit => {
+        Some(tip) if &tip != commit || tip != pre.commit => {
             return Err(refuse(
                 format!(
                     "its branch moved to {} after the precheck checked {}",
                     short(&tip),
-                    short(&pre.commit)
+                    short(commit)
                 ),
                 rerun,
             ));
         }
         Some(_) => {}
     }
-    if let Some((qa_at, qa)) = last_qa_completion(root, id)? {
-        let log = events::read(&FactoryPaths::new(root))?;
-        // The precheck's own event, if the log has it, orders by position too.
-        let pre_at = log.events.iter().rposition(|e| {
-            e.timestamp == pre.timestamp
-                && matches!(e.data, EventData::PrecheckCompleted { exp_id, .. } if exp_id == id)
-        });
-        let later_in_time = match (qa.instant(), pre.timestamp.parse::<jiff::Timestamp>()) {
-            (Some(q), Ok(p)) => q > p,
-            _ => false,
-        };
-        if later_in_time || pre_at.is_some_and(|p| qa_at > p) {
-            let role = crate::precheck::qa_completion(&qa).unwrap_or_else(|| qa.kind().to_owned());
-            return Err(refuse(
-                format!(
-                    "QA ({role}) completed at {} after the precheck at {}",
-                    qa.timestamp, pre.timestamp
-                ),
-                rerun,
-            ));
-        }
+    if let Some(qa) = last_qa_completion(&log, id)
+        && qa.line > sealed.line
+    {
+        let role =
+            crate::precheck::qa_completion(&qa.event).unwrap_or_else(|| qa.event.kind().to_owned());
+        return Err(refuse(
+            format!(
+                "QA ({role}) completed at {} (line {}) after the precheck at {} (line {})",
+                qa.event.timestamp, qa.line, pre.timestamp, sealed.line
+            ),
+            rerun,
+        ));
     }
     Ok(pre)
 }

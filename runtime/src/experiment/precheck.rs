@@ -48,7 +48,7 @@ pub struct PrecheckRecord {
     pub error: Option<String>,
 }
 
-fn precheck_json(project: &Path, id: u32) -> PathBuf {
+pub(crate) fn precheck_json(project: &Path, id: u32) -> PathBuf {
     FactoryPaths::new(project)
         .experiment_dir(id)
         .join("precheck.json")
@@ -167,13 +167,7 @@ pub fn precheck(
         report.failures.push("worktree_unchanged".into());
         report.passed = false;
     }
-    let event = Event::new(EventData::PrecheckCompleted {
-        exp_id: id,
-        passed: report.passed,
-        commit: commit.clone(),
-        score_before: report.score_before,
-        score_after: report.score,
-    });
+    let timestamp = events::now_iso8601();
     let record = PrecheckRecord {
         exp_id: id,
         passed: report.passed,
@@ -181,7 +175,7 @@ pub fn precheck(
         commit,
         score_before: report.score_before,
         score_after: report.score,
-        timestamp: event.timestamp.clone(),
+        timestamp: timestamp.clone(),
         checks: report.checks.clone(),
         base_commit: Some(ws.base_commit.clone()),
         comparison: report.comparison.clone(),
@@ -195,8 +189,31 @@ pub fn precheck(
             serde_json::to_string_pretty(eval).map_err(|e| io_at(&path)(io::Error::other(e)))?;
         atomic_write(&path, json.as_bytes()).map_err(io_at(&path))?;
     }
-    write_record(project, id, &record)?;
-    events::append(&FactoryPaths::new(project), &event)?;
+    let path = precheck_json(project, id);
+    let mut json =
+        serde_json::to_string_pretty(&record).map_err(|e| io_at(&path)(io::Error::other(e)))?;
+    json.push('\n');
+    // The chained event carries the record's hash: an edited record no longer matches.
+    // Record and event are written under the events lock together, so of two prechecks
+    // racing (one orphaned by a killed run), the last event always seals the file.
+    let event = Event {
+        timestamp,
+        data: EventData::PrecheckCompleted {
+            exp_id: id,
+            passed: record.passed,
+            commit: record.commit.clone(),
+            score_before: record.score_before,
+            score_after: record.score_after,
+            record_sha256: Some(events::chain::sha256_hex(json.as_bytes())),
+        },
+    };
+    events::append_after(&FactoryPaths::new(project), &event, || {
+        atomic_write(&path, json.as_bytes())
+    })
+    .map_err(|e| match e {
+        events::AfterError::Before(e) => io_at(&path)(e),
+        events::AfterError::Events(e) => e.into(),
+    })?;
     Ok((report, record))
 }
 

@@ -13,7 +13,9 @@ use serde::Serialize;
 
 pub use sides::{Comparison, SideStats};
 
-pub use qa::{QA_ROLES, check_qa_execution, last_qa_completion, qa_completion};
+pub use qa::{
+    QA_ROLES, REQUIRED_QA_ROLES, check_qa_execution, last_qa_completion, qa_completion, qa_outcome,
+};
 
 use crate::eval::{self, EvalReport, EvalSettings};
 use crate::guards::{self, GuardInputs};

@@ -1,22 +1,36 @@
-//! Proof that QA ran (Sacred Rule 9): after the experiment's `experiment.begin` event,
-//! and before its `experiment.finalize` if there is one, the log must hold a QA
-//! completion — an `agent.completed` event of a QA role, or a legacy `qa` event.
+//! Proof that QA ran (Sacred Rule 9), read only from the verified event log
+//! ([`events::verify`]): each of the three QA roles — health_checker, code_reviewer,
+//! adversarial_tester — completed for this experiment id after its last
+//! `experiment.begin` and after the last event of its `builder` (the role that
+//! commits), and before its `experiment.finalize` if there is one.
+//!
+//! "After the builder" is by position in the chained log, not by commit time: a
+//! commit's time is whatever its author's clock or `GIT_COMMITTER_DATE` said, the
+//! log's order is sealed. A line factory did not write never counts; a log that does
+//! not verify fails the check with the line that breaks it.
 
 use std::path::Path;
 
 use serde_json::Value;
 
 use super::CheckOutcome;
-use crate::events::{self, Event, EventData, EventsError, ExpRef, kinds};
+use crate::events::{
+    self, ChainError, Event, EventData, EventsError, ExpRef, VerifiedEvent, VerifiedLog, kinds,
+};
 use crate::project::layout::FactoryPaths;
 
-/// Roles whose completed run counts as QA (deep QA's three, plus the legacy monolith).
+/// Roles whose completed run is QA (deep QA's three, plus the legacy monolith, which
+/// no longer proves QA on its own but still orders a keep after it).
 pub const QA_ROLES: &[&str] = &[
     "health_checker",
     "code_reviewer",
     "adversarial_tester",
     "qa",
 ];
+/// The roles that must each have completed for an experiment to have had QA.
+pub const REQUIRED_QA_ROLES: &[&str] = &["health_checker", "code_reviewer", "adversarial_tester"];
+/// The role whose events mark the experiment's last change.
+pub const BUILDER_ROLE: &str = "builder";
 /// Legacy monolithic QA event types.
 const LEGACY_QA_KINDS: &[&str] = &["qa", "qa.completed", "qa.complete"];
 
@@ -36,6 +50,18 @@ fn exp_of(event: &Event) -> Option<u64> {
                 _ => None,
             },
         },
+    }
+}
+
+/// The agent role an event names (typed, or an older writer's `role`/`agent` field).
+fn role_of(event: &Event) -> Option<String> {
+    match &event.data {
+        EventData::AgentStarted(a) => Some(a.role.clone()),
+        EventData::Other { fields, .. } => ["role", "agent"]
+            .iter()
+            .find_map(|k| fields.get(*k).and_then(Value::as_str))
+            .map(str::to_string),
+        data => data.agent_ended().map(|a| a.role.clone()),
     }
 }
 
@@ -65,50 +91,27 @@ pub fn qa_completion(event: &Event) -> Option<String> {
     }
 }
 
-fn is_qa_completion(event: &Event) -> bool {
-    qa_completion(event).is_some()
-}
-
-/// `event` is of type `kind` and about experiment `id` (typed, or an older writer's
-/// line that names the id as a string).
+/// `event` is of type `kind` and about experiment `id`.
 fn is_of(event: &Event, kind: &str, id: u32) -> bool {
     event.kind() == kind && exp_of(event) == Some(u64::from(id))
 }
 
-/// `a` happened at or after `b`: by timestamp when both parse, else by log position.
-fn at_or_after(a: (usize, &Event), b: (usize, &Event)) -> bool {
-    match (a.1.instant(), b.1.instant()) {
-        (Some(x), Some(y)) => x >= y,
-        _ => a.0 >= b.0,
-    }
-}
-
-/// The latest QA completion for experiment `id` after its last `experiment.begin`,
-/// with its position in the log; `None` when there is none (or no begin).
-pub fn last_qa_completion(root: &Path, id: u32) -> Result<Option<(usize, Event)>, EventsError> {
-    let log = events::read(&FactoryPaths::new(root))?;
-    let indexed: Vec<(usize, &Event)> = log.events.iter().enumerate().collect();
-    let Some(begin) = indexed
+/// The latest verified QA completion for experiment `id` after its last
+/// `experiment.begin`; `None` when there is none (or no begin).
+pub fn last_qa_completion(log: &VerifiedLog, id: u32) -> Option<&VerifiedEvent> {
+    let begin = log
+        .events
+        .iter()
+        .rposition(|v| is_of(&v.event, kinds::EXPERIMENT_BEGIN, id))?;
+    log.events[begin..]
         .iter()
         .rev()
-        .copied()
-        .find(|(_, e)| is_of(e, kinds::EXPERIMENT_BEGIN, id))
-    else {
-        return Ok(None);
-    };
-    Ok(indexed
-        .iter()
-        .copied()
-        .filter(|ev| is_qa_completion(ev.1) && at_or_after(*ev, begin))
-        .max_by(|a, b| match (a.1.instant(), b.1.instant()) {
-            (Some(x), Some(y)) => x.cmp(&y).then(a.0.cmp(&b.0)),
-            _ => a.0.cmp(&b.0),
-        })
-        .map(|(i, e)| (i, e.clone())))
+        .find(|v| qa_completion(&v.event).is_some() && exp_of(&v.event) == Some(u64::from(id)))
 }
 
-/// Passes when no experiment is given or no `experiment.begin` exists for it (nothing
-/// to verify); fails closed when a begin exists and no QA completion followed it.
+/// Passes when no experiment is given (nothing to verify); otherwise fails closed
+/// unless the verified log proves all three QA roles completed for it after its last
+/// change (see the module docs).
 pub fn check_qa_execution(root: &Path, exp_id: Option<u32>) -> Result<CheckOutcome, EventsError> {
     const NAME: &str = "qa_execution";
     let Some(id) = exp_id else {
@@ -117,44 +120,118 @@ pub fn check_qa_execution(root: &Path, exp_id: Option<u32>) -> Result<CheckOutco
             "no experiment given; QA proof not checked",
         ));
     };
-    let log = events::read(&FactoryPaths::new(root))?;
-    let indexed: Vec<(usize, &Event)> = log.events.iter().enumerate().collect();
-    let Some(begin) = indexed
-        .iter()
-        .rev()
-        .copied()
-        .find(|(_, e)| is_of(e, kinds::EXPERIMENT_BEGIN, id))
-    else {
-        return Ok(CheckOutcome::pass(
-            NAME,
-            format!("no experiment.begin event for experiment {id}; nothing to verify"),
-        ));
+    let log = match events::verify(&FactoryPaths::new(root)) {
+        Ok(log) => log,
+        Err(ChainError::Events(e)) => return Err(e),
+        Err(broken) => {
+            return Ok(CheckOutcome::fail(
+                NAME,
+                vec![format!(
+                    "no QA proof can be read for experiment {id}: {broken}"
+                )],
+            ));
+        }
     };
-    let finalize = indexed
+    Ok(qa_outcome(&log, id))
+}
+
+/// The QA verdict for experiment `id` on a verified log.
+pub fn qa_outcome(log: &VerifiedLog, id: u32) -> CheckOutcome {
+    const NAME: &str = "qa_execution";
+    let exp = Some(u64::from(id));
+    let Some(begin) = log
+        .events
         .iter()
-        .copied()
-        .find(|(i, e)| *i > begin.0 && is_of(e, kinds::EXPERIMENT_FINALIZE, id));
-    let qa: Vec<&Event> = indexed
-        .iter()
-        .copied()
-        .filter(|ev| is_qa_completion(ev.1) && at_or_after(*ev, begin))
-        .filter(|ev| finalize.is_none_or(|f| at_or_after(f, *ev)))
-        .map(|(_, e)| e)
-        .collect();
-    if qa.is_empty() {
-        return Ok(CheckOutcome::fail(
+        .rfind(|v| is_of(&v.event, kinds::EXPERIMENT_BEGIN, id))
+    else {
+        return CheckOutcome::fail(
             NAME,
             vec![format!(
-                "Sacred Rule 9 violation: experiment {id} began at {} and no QA completion \
-                 (agent.completed by {} or a legacy qa event) followed",
-                begin.1.timestamp,
-                QA_ROLES.join("/")
+                "Sacred Rule 9: the verified event log has no experiment.begin for \
+                 experiment {id}, so no QA can be shown to have followed it"
             )],
-        ));
+        );
+    };
+    let builder = log.events.iter().rfind(|v| {
+        v.line > begin.line
+            && exp_of(&v.event) == exp
+            && v.event.kind().starts_with("agent.")
+            && role_of(&v.event).as_deref() == Some(BUILDER_ROLE)
+    });
+    let (after, after_what) = match builder {
+        Some(b) => (
+            b.line,
+            format!("the builder's last event (line {})", b.line),
+        ),
+        None => (
+            begin.line,
+            format!("experiment.begin (line {})", begin.line),
+        ),
+    };
+    let finalize = log
+        .events
+        .iter()
+        .find(|v| v.line > begin.line && is_of(&v.event, kinds::EXPERIMENT_FINALIZE, id))
+        .map(|v| v.line);
+    let completions: Vec<(&VerifiedEvent, String)> = log
+        .events
+        .iter()
+        .filter(|v| v.event.kind() == kinds::AGENT_COMPLETED && exp_of(&v.event) == exp)
+        .filter_map(|v| qa_completion(&v.event).map(|r| (v, r)))
+        .collect();
+    let counted = |role: &str| {
+        completions
+            .iter()
+            .rev()
+            .find(|(v, r)| r == role && v.line > after && finalize.is_none_or(|f| v.line < f))
+    };
+    let missing: Vec<&str> = REQUIRED_QA_ROLES
+        .iter()
+        .copied()
+        .filter(|r| counted(r).is_none())
+        .collect();
+    if missing.is_empty() {
+        let who: Vec<String> = REQUIRED_QA_ROLES
+            .iter()
+            .filter_map(|r| counted(r).map(|(v, _)| format!("{r} (line {})", v.line)))
+            .collect();
+        return CheckOutcome::pass(
+            NAME,
+            format!(
+                "QA completed after {after_what}, in verified events: {}",
+                who.join(", ")
+            ),
+        );
     }
-    let who: Vec<String> = qa.iter().filter_map(|e| qa_completion(e)).collect();
-    Ok(CheckOutcome::pass(
-        NAME,
-        format!("QA completed after begin: {}", who.join(", ")),
-    ))
+    let mut details = vec![format!(
+        "Sacred Rule 9: experiment {id} has no verified agent.completed by {} after \
+         {after_what}; all of {} must complete after the last change",
+        missing.join(", "),
+        REQUIRED_QA_ROLES.join(", ")
+    )];
+    for (v, role) in &completions {
+        if missing.contains(&role.as_str()) && v.line <= after && v.line > begin.line {
+            details.push(format!(
+                "line {}: {role} completed before {after_what}; it reviewed an earlier change",
+                v.line
+            ));
+        }
+    }
+    // Lines that claim QA but that factory did not write: named, never counted.
+    for f in &log.foreign {
+        let Ok(event) = serde_json::from_str::<Event>(&f.text) else {
+            continue;
+        };
+        if let Some(role) = qa_completion(&event)
+            && exp_of(&event) == exp
+        {
+            details.push(format!(
+                "line {}: claims {} by {role} for experiment {id}, but factory did not write it \
+                 (it has no chain); it is not evidence",
+                f.line,
+                event.kind()
+            ));
+        }
+    }
+    CheckOutcome::fail(NAME, details)
 }
