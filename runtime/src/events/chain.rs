@@ -56,6 +56,11 @@ impl ChainKey {
     /// The key of the project at `paths`, under `$FACTORY_HOME` (else `~/.factory`),
     /// created (mode 0600) on first use.
     pub fn for_project(paths: &FactoryPaths) -> Result<Self, EventsError> {
+        // The runtime's own unit tests never touch the real ~/.factory.
+        #[cfg(test)]
+        if std::env::var_os(crate::project::registry::FACTORY_HOME_ENV).is_none() {
+            return Self::in_home(&std::env::temp_dir().join("factory-unit-test-home"), paths);
+        }
         let home = crate::project::registry::user_home().ok_or_else(|| EventsError::Key {
             path: PathBuf::from("~/.factory/keys"),
             source: io::Error::other("neither FACTORY_HOME nor a home directory is known"),
