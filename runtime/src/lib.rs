@@ -4,11 +4,12 @@
 //! - [`project`]: the `.factory/` layout, `factory.md` config, project state, the registry.
 //! - [`events`]: the append-only `events.jsonl` log.
 //! - [`store`]: experiments (`begin`/`finalize`), `results.tsv`, the tiered history.
+//! - [`worktrees`]: each experiment's branch `factory/exp-NNN` and its git worktree;
+//!   pristine scratch copies of commits.
 //! - [`eval`]: hygiene/growth/project dimensions, the composite score (A.1), discovery.
 //! - [`strategy`]: FEEC categorisation and anti-patterns (A.2), plateaus, the adversarial loop.
 //! - [`guards`]: git-derived safety checks (scope, fixed surfaces, eval/ immutability, tests kept).
 //! - [`precheck`]: the aggregate keep gate.
-//! - [`worktrees`]: each experiment's branch `factory/exp-NNN` and its git worktree.
 //! - [`experiment`]: begin (store + worktree), precheck records, the enforced keep.
 //! - [`study`]: the observations report (`.factory/strategy/observations.md`).
 //! - [`runners`]: the runner trait and the `exec` and `replay` runners (async).

@@ -6,8 +6,6 @@
 //! module the tests import. Without a runner factory knows, the older count of test
 //! functions and assertions per changed file applies.
 
-#[path = "tests/checkout.rs"]
-pub mod checkout;
 #[path = "tests/runners.rs"]
 pub mod runners;
 #[path = "tests/source.rs"]
@@ -22,7 +20,7 @@ use regex::Regex;
 use serde::Serialize;
 
 use super::changes::{Change, ChangeKind};
-use checkout::{ScratchDir, scratch_checkout};
+use crate::worktrees::scratch::write_commit;
 use runners::{Outcome, Runner, TestRun, Tools};
 use source::FnDef;
 
@@ -287,9 +285,12 @@ pub fn check_identity(
     head: Oid,
     tools: &Tools,
 ) -> Result<Identity, String> {
-    let scratch = ScratchDir::new("tests").map_err(|e| format!("scratch directory: {e}"))?;
+    let scratch = tempfile::Builder::new()
+        .prefix("factory-tests-")
+        .tempdir()
+        .map_err(|e| format!("scratch directory: {e}"))?;
     let (base_dir, head_dir) = (scratch.path().join("base"), scratch.path().join("head"));
-    scratch_checkout(repo, base, &base_dir)?;
+    write_commit(repo, base, &base_dir)?;
     let diff = tree_diff(repo, base, head)?;
     let runner = runners::detect(&base_dir, tools);
     let run = |runner: Runner, dir: &Path, side: &str| {
@@ -302,7 +303,7 @@ pub fn check_identity(
         Ok(Some(r)) => Some(run(*r, &base_dir, "base")?),
         _ => None,
     };
-    scratch_checkout(repo, head, &head_dir)?;
+    write_commit(repo, head, &head_dir)?;
     let mut identity = Identity {
         findings: static_findings(&diff, &base_dir, &head_dir, tools),
         ..Default::default()

@@ -6,17 +6,17 @@
 //! project's store here: the caller records the comparison once both sides finished.
 
 use std::fs;
-use std::io::Write;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use git2::{ObjectType, Oid, Repository, TreeWalkMode, TreeWalkResult};
+use git2::{Oid, Repository};
 use serde::{Deserialize, Serialize};
 
 use super::PrecheckError;
 use crate::eval::{self, EvalReport, EvalResult, EvalSettings, Measurement, Tier};
 use crate::guards::Patterns;
 use crate::sys::process::run_shell;
+use crate::worktrees::scratch::{entries, write_entry};
 
 /// Below this a difference of means is no difference at all.
 const EPSILON: f64 = 1e-9;
@@ -39,101 +39,6 @@ impl Scratch {
     /// The checkout's root.
     pub fn root(&self) -> &Path {
         self.dir.path()
-    }
-}
-
-struct Entry {
-    path: String,
-    oid: Oid,
-    mode: i32,
-}
-
-fn entries(repo: &Repository, commit: Oid) -> Result<Vec<Entry>, String> {
-    let tree = repo
-        .find_commit(commit)
-        .and_then(|c| c.tree())
-        .map_err(|e| format!("cannot read commit {commit}: {}", e.message()))?;
-    let mut out = Vec::new();
-    tree.walk(TreeWalkMode::PreOrder, |root, entry| {
-        if entry.kind() != Some(ObjectType::Tree)
-            && let Ok(name) = entry.name()
-        {
-            out.push(Entry {
-                path: format!("{root}{name}"),
-                oid: entry.id(),
-                mode: entry.filemode(),
-            });
-        }
-        TreeWalkResult::Ok
-    })
-    .map_err(|e| format!("cannot walk commit {commit}: {}", e.message()))?;
-    Ok(out)
-}
-
-/// A repository path that stays inside the checkout: relative, no `..`, no `.`.
-fn safe_relative(path: &str) -> Option<PathBuf> {
-    let p = Path::new(path);
-    p.components()
-        .all(|c| matches!(c, Component::Normal(_)))
-        .then(|| p.to_path_buf())
-}
-
-fn write_entry(repo: &Repository, root: &Path, entry: &Entry) -> Result<(), String> {
-    let rel = safe_relative(&entry.path).ok_or_else(|| {
-        format!(
-            "the tree holds a path that leaves the checkout: {}",
-            entry.path
-        )
-    })?;
-    let to = root.join(&rel);
-    // Never write through a symlink an earlier entry created.
-    let mut at = root.to_path_buf();
-    for c in rel.parent().into_iter().flat_map(Path::components) {
-        at.push(c);
-        match fs::symlink_metadata(&at) {
-            Ok(m) if m.file_type().is_symlink() => {
-                return Err(format!(
-                    "{} lies under the symlink {}; refusing to write through it",
-                    entry.path,
-                    at.display()
-                ));
-            }
-            _ => {}
-        }
-    }
-    if let Some(parent) = to.parent() {
-        fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-    }
-    match entry.mode {
-        // A submodule: its commit is not in this repository; an empty directory stands in.
-        0o160000 => fs::create_dir_all(&to).map_err(|e| format!("{}: {e}", to.display())),
-        mode => {
-            let blob = repo
-                .find_blob(entry.oid)
-                .map_err(|e| format!("cannot read {}: {}", entry.path, e.message()))?;
-            if mode == 0o120000 {
-                let target = String::from_utf8_lossy(blob.content()).into_owned();
-                #[cfg(unix)]
-                return std::os::unix::fs::symlink(&target, &to)
-                    .map_err(|e| format!("{}: {e}", to.display()));
-                #[cfg(not(unix))]
-                return fs::write(&to, target).map_err(|e| format!("{}: {e}", to.display()));
-            }
-            let mut file = fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&to)
-                .map_err(|e| format!("{}: {e}", to.display()))?;
-            file.write_all(blob.content())
-                .map_err(|e| format!("{}: {e}", to.display()))?;
-            #[cfg(unix)]
-            if mode == 0o100755 {
-                use std::os::unix::fs::PermissionsExt;
-                fs::set_permissions(&to, fs::Permissions::from_mode(0o755))
-                    .map_err(|e| format!("{}: {e}", to.display()))?;
-            }
-            Ok(())
-        }
     }
 }
 

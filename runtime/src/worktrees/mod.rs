@@ -5,7 +5,10 @@
 //! The user's checkout is never touched: creating a branch and adding a worktree
 //! change neither HEAD, the index nor the working tree of the main checkout, and
 //! nothing here stashes, resets or checks out there. Both operations are idempotent,
-//! so an interrupted run can simply call them again.
+//! so an interrupted run can simply call them again. [`scratch`] writes pristine
+//! copies of commits outside the project.
+
+pub mod scratch;
 
 use std::fs;
 use std::io;
