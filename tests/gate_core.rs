@@ -379,3 +379,117 @@ fn a_noisy_eval_gives_the_same_verdict_ten_times() {
         "the eval really was noisy: {spreads:?}"
     );
 }
+
+/// ±10% multiplicative jitter around the level in `src/level.txt`.
+const JITTER: &str = "awk -v s=\"$(od -An -N2 -tu2 /dev/urandom)\" -v b=\"$(cat src/level.txt)\" 'BEGIN { srand(s); printf \"%.4f\\n\", b * (0.9 + 0.2 * rand()) }'";
+
+#[test]
+fn an_improvement_inside_the_noise_gets_extra_runs_and_a_stable_verdict() {
+    // 0.5 → 0.585: a little more than the ±10% jitter, so k = 3 runs often (about 1 in 3)
+    // cannot tell; 15 prechecks all take k runs with odds under 1 in 1000.
+    let p = project(JITTER, "0.5", "");
+    let id = p.begin("raise the level a little");
+    p.build(id, &[("src/level.txt", "0.585\n")]);
+    p.qa_done(id);
+    let mut verdicts = Vec::new();
+    let mut extended = 0;
+    for _ in 0..15 {
+        let (code, v) = p.precheck(id);
+        verdicts.push((code, v["passed"].clone()));
+        let c = &v["comparison"];
+        assert_eq!(c["planned_runs"], 3, "{v}");
+        assert_eq!(
+            c["base"]["runs"].as_array().unwrap().len() as u64,
+            c["runs"].as_u64().unwrap()
+        );
+        if c["runs"] == 9 {
+            extended += 1;
+            assert!(
+                c["extra_runs"]
+                    .as_str()
+                    .unwrap()
+                    .contains("inside the noise"),
+                "{v}"
+            );
+            assert!(
+                details(&v, "score_direction").contains("more interleaved run"),
+                "{v}"
+            );
+        } else {
+            assert_eq!(c["runs"], 3, "{v}");
+            assert!(c.get("extra_runs").is_none(), "{v}");
+        }
+    }
+    assert!(
+        verdicts.iter().all(|v| *v == (Some(0), Value::Bool(true))),
+        "{verdicts:?}"
+    );
+    assert!(extended > 0, "no precheck took extra runs");
+}
+
+#[test]
+fn a_deterministic_eval_takes_exactly_k_runs() {
+    let p = project("cat src/level.txt", "0.7", "\n## Eval runs\n4\n");
+    let id = p.begin("raise the level");
+    p.build(id, &[("src/level.txt", "0.71\n")]);
+    p.qa_done(id);
+    let (code, v) = p.precheck(id);
+    assert_eq!(code, Some(0), "{v}");
+    let c = &v["comparison"];
+    assert_eq!(
+        (c["runs"].clone(), c["planned_runs"].clone()),
+        (4.into(), 4.into()),
+        "{v}"
+    );
+    assert_eq!(c["head"]["runs"].as_array().unwrap().len(), 4, "{v}");
+    assert!(c.get("extra_runs").is_none(), "{v}");
+}
+
+#[test]
+fn a_target_branch_that_moves_on_legitimately_does_not_fail_the_experiment_branch() {
+    let p = project("cat src/level.txt", "0.7", "");
+    let id = p.begin("raise the level");
+    // Someone else lands work on main after begin.
+    fs::write(p.path().join("README.md"), "# score, documented\n").unwrap();
+    let moved = commit_all(&Repository::open(p.path()).unwrap(), "docs on main");
+    p.build(id, &[("src/level.txt", "0.8\n")]);
+    p.qa_done(id);
+    let (code, v) = p.precheck(id);
+    assert_eq!(code, Some(0), "{v}");
+    assert!(!failures(&v).contains("experiment_branch"), "{v}");
+    assert!(
+        details(&v, "base_commit").contains(&moved.to_string()),
+        "{v}"
+    );
+    let o = p.factory(&["finalize", "--id", &id.to_string(), "--verdict", "keep"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("keep"), "{}", text(&o.stdout));
+}
+
+#[test]
+fn the_test_guard_runs_under_the_projects_test_timeout() {
+    let dir_md =
+        factory_md("cat src/level.txt", "").replace("## Test timeout\n30", "## Test timeout\n1");
+    let p = project("cat src/level.txt", "0.7", "");
+    fs::write(p.path().join("factory.md"), dir_md).unwrap();
+    fs::write(
+        p.path().join("test_slow.py"),
+        "import time\nimport unittest\n\n\nclass Slow(unittest.TestCase):\n    def test_sleeps(self):\n        time.sleep(5)\n        self.assertTrue(True)\n",
+    )
+    .unwrap();
+    commit_all(&Repository::open(p.path()).unwrap(), "a slow test");
+    let id = p.begin("raise the level");
+    p.build(id, &[("src/level.txt", "0.8\n")]);
+    p.qa_done(id);
+    let (code, v) = p.precheck(id);
+    assert_eq!(code, Some(1), "{v}");
+    let d = details(&v, "tests_kept");
+    assert!(
+        d.contains("timed out after 1s") && d.contains("test_timeout"),
+        "{v}"
+    );
+    assert!(
+        d.contains("test_sleeps"),
+        "the test running when killed is named: {d}"
+    );
+}

@@ -28,6 +28,7 @@ fn inputs() -> GuardInputs {
         fixed_surfaces: vec!["eval/**".into(), "src/frozen.rs".into()],
         require_clean: true,
         base_commit: None,
+        test_timeout: None,
     }
 }
 

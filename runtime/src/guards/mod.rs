@@ -10,6 +10,7 @@ pub mod secrets;
 pub mod tests_kept;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use git2::{Oid, Repository, StatusOptions};
 use serde::Serialize;
@@ -82,10 +83,13 @@ pub fn check_git_clean(repo: &Repository) -> Result<GuardResult, GuardError> {
     Ok(GuardResult::from_violations("git_clean", dirty))
 }
 
-/// HEAD is a branch other than `target_branch`, and that branch is rooted at the target's tip.
+/// HEAD is a branch other than `target_branch`, rooted at `base`: an experiment's
+/// recorded base commit when given (the target branch may move on after `begin`; that is
+/// the `base_commit` check's report, not a violation here), else the target's tip.
 pub fn check_experiment_branch(
     repo: &Repository,
     target_branch: &str,
+    base: Option<Oid>,
 ) -> Result<GuardResult, GuardError> {
     let mut v = Vec::new();
     let head = repo
@@ -98,21 +102,30 @@ pub fn check_experiment_branch(
             "HEAD is on the target branch `{target_branch}`; experiments run on their own branch"
         ));
     }
-    match repo
-        .find_branch(target_branch, git2::BranchType::Local)
-        .ok()
-        .and_then(|b| b.get().target())
-    {
-        None => v.push(format!("target branch `{target_branch}` does not exist")),
-        Some(target) => {
-            let head_id = head.target();
-            let rooted = head_id.is_some_and(|h| {
-                h == target || repo.graph_descendant_of(h, target).unwrap_or(false)
-            });
-            if !rooted {
-                v.push(format!("the branch is not rooted at the tip of `{target_branch}`; rebase it onto `{target_branch}`"));
+    let head_id = head.target();
+    let rooted_at = |root: Oid| {
+        head_id.is_some_and(|h| h == root || repo.graph_descendant_of(h, root).unwrap_or(false))
+    };
+    match base {
+        Some(base) => {
+            if !rooted_at(base) {
+                v.push(format!(
+                    "the branch does not descend from the base commit {base} recorded at begin; rebase it onto {base}"
+                ));
             }
         }
+        None => match repo
+            .find_branch(target_branch, git2::BranchType::Local)
+            .ok()
+            .and_then(|b| b.get().target())
+        {
+            None => v.push(format!("target branch `{target_branch}` does not exist")),
+            Some(target) => {
+                if !rooted_at(target) {
+                    v.push(format!("the branch is not rooted at the tip of `{target_branch}`; rebase it onto `{target_branch}`"));
+                }
+            }
+        },
     }
     Ok(GuardResult::from_violations("experiment_branch", v))
 }
@@ -160,10 +173,11 @@ pub fn check_tests_kept(
     root: &Path,
     base: Oid,
     changes: &[Change],
+    timeout: Option<Duration>,
 ) -> GuardResult {
     GuardResult::from_violations(
         "tests_kept",
-        tests_kept::tests_kept_violations(repo, root, base, changes),
+        tests_kept::tests_kept_violations(repo, root, base, changes, timeout),
     )
 }
 
@@ -188,6 +202,8 @@ pub struct GuardInputs {
     /// The commit changes are measured from (an experiment's recorded base); `None`
     /// means the merge base of HEAD and `target_branch`.
     pub base_commit: Option<String>,
+    /// Each test-runner run's limit (factory.md's `test_timeout`); `None` means 900 s.
+    pub test_timeout: Option<Duration>,
 }
 
 /// Runs every guard for the repository at `root`. Errors only when git itself cannot be
@@ -216,7 +232,12 @@ pub fn run_guards(root: &Path, inputs: &GuardInputs) -> Result<Vec<GuardResult>,
     if inputs.require_clean {
         results.push(check_git_clean(&repo)?);
     }
-    results.push(check_experiment_branch(&repo, &inputs.target_branch)?);
+    let recorded = inputs.base_commit.is_some().then_some(base);
+    results.push(check_experiment_branch(
+        &repo,
+        &inputs.target_branch,
+        recorded,
+    )?);
     // An empty scope matches nothing, so any change at all is out of scope (spec §6.2).
     results.push(history::check_scope(&touches, &scope));
     results.push(history::check_fixed_surfaces(&touches, &fixed));
@@ -225,7 +246,13 @@ pub fn run_guards(root: &Path, inputs: &GuardInputs) -> Result<Vec<GuardResult>,
     let before = eval_snapshot_at(&repo, base)?;
     let after = eval_snapshot_workdir(&repo)?;
     results.push(check_eval_immutable(&before, &after));
-    results.push(check_tests_kept(&repo, &workdir, base, &changes));
+    results.push(check_tests_kept(
+        &repo,
+        &workdir,
+        base,
+        &changes,
+        inputs.test_timeout,
+    ));
     results.push(history::check_secrets(&repo, &touches));
     Ok(results)
 }

@@ -324,6 +324,20 @@ pub fn check_identity(
     };
     identity.runner = Some(runner);
     let after = run(runner, &head_dir, "head")?;
+    for (side, r) in [("base", &before), ("head", &after)] {
+        if r.timed_out {
+            identity.findings.push(Finding {
+                test: None,
+                file: runner.name().into(),
+                line: 0,
+                problem: format!(
+                    "{side}: {} (killed; its tests could not all be compared)",
+                    r.tail.replace('\n', " | ")
+                ),
+                expected: "the test run to finish within factory.md's `test_timeout`".into(),
+            });
+        }
+    }
     identity.base_executed = before.executed();
     identity.head_executed = after.executed();
     let old_paths: Vec<String> = diff.iter().filter_map(|(o, _)| o.clone()).collect();
@@ -592,12 +606,17 @@ pub fn tests_kept_violations(
     root: &Path,
     base: Oid,
     changes: &[Change],
+    timeout: Option<std::time::Duration>,
 ) -> Vec<String> {
+    let mut tools = Tools::default();
+    if let Some(t) = timeout {
+        tools.timeout = t;
+    }
     let head = match repo.head().and_then(|h| h.peel_to_commit()) {
         Ok(c) => c.id(),
         Err(e) => return vec![format!("cannot read HEAD: {}", e.message())],
     };
-    match check_identity(repo, base, head, &Tools::default()) {
+    match check_identity(repo, base, head, &tools) {
         Ok(identity) => {
             let mut v: Vec<String> = identity.findings.iter().map(Finding::message).collect();
             if identity.runner.is_none() {

@@ -223,6 +223,7 @@ fn guard_checks(code: &Path, config: &FactoryConfig, opts: &PrecheckOptions) -> 
         fixed_surfaces: config.fixed_surfaces.clone(),
         require_clean: !opts.allow_dirty,
         base_commit: opts.base_commit.clone(),
+        test_timeout: Some(Duration::from_secs(config.test_timeout.max(1))),
     };
     match guards::run_guards(code, &inputs) {
         Ok(results) => results
@@ -483,14 +484,18 @@ pub fn run_experiment_precheck(
         )
     });
     let summary = format!(
-        "head mean {:.4} (spread {:.4}) vs base mean {:.4} (spread {:.4}) over {} interleaved run(s) each: margin {:+.4}, noise {:.4}",
+        "head mean {:.4} (spread {:.4}) vs base mean {:.4} (spread {:.4}) over {} interleaved run(s) each: margin {:+.4}, noise {:.4}{}",
         cmp.head.mean,
         cmp.head.spread,
         cmp.base.mean,
         cmp.base.spread,
         cmp.runs,
         cmp.margin,
-        cmp.noise
+        cmp.noise,
+        cmp.extra_runs
+            .as_deref()
+            .map(|why| format!(" ({why})"))
+            .unwrap_or_default()
     );
     checks.push(if cmp.improved {
         CheckOutcome::pass("score_direction", format!("improved: {summary}"))

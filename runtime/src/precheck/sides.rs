@@ -21,6 +21,9 @@ use crate::worktrees::scratch::{entries, write_entry};
 /// Below this a difference of means is no difference at all.
 const EPSILON: f64 = 1e-9;
 
+/// After extra runs, the margin must exceed this many standard errors of the difference.
+const STANDARD_ERRORS: f64 = 2.5;
+
 /// One side's scratch checkout; removed when dropped.
 #[derive(Debug)]
 pub struct Scratch {
@@ -84,7 +87,7 @@ pub fn materialise(
     })
 }
 
-/// One side's composites over its k runs.
+/// One side's composites over its runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SideStats {
     /// The commit measured.
@@ -94,10 +97,13 @@ pub struct SideStats {
     pub mean: f64,
     /// Largest minus smallest composite.
     pub spread: f64,
+    /// The sample standard deviation (0 with fewer than two runs).
+    #[serde(default)]
+    pub stddev: f64,
 }
 
 impl SideStats {
-    fn new(commit: &str, runs: Vec<f64>) -> Self {
+    pub fn new(commit: &str, runs: Vec<f64>) -> Self {
         let n = runs.len().max(1) as f64;
         let mean = runs.iter().sum::<f64>() / n;
         let max = runs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -109,11 +115,17 @@ impl SideStats {
         } else {
             mean
         };
+        let stddev = if runs.len() < 2 || spread == 0.0 {
+            0.0
+        } else {
+            (runs.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (runs.len() - 1) as f64).sqrt()
+        };
         Self {
             commit: commit.to_string(),
             runs,
             mean,
             spread,
+            stddev,
         }
     }
 }
@@ -121,26 +133,36 @@ impl SideStats {
 /// The gate's comparison of head with base (docs/gate.md, "Noise").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
-    /// Runs per side (k).
+    /// Runs per side actually taken: k, or the cap when extra runs were taken.
     pub runs: u32,
+    /// k: factory.md's `Eval runs`.
+    #[serde(default)]
+    pub planned_runs: u32,
+    /// Why runs beyond k were taken (absent when each side got exactly k).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_runs: Option<String>,
     pub base: SideStats,
     pub head: SideStats,
     /// Head mean minus base mean.
     pub margin: f64,
-    /// The measured noise: the larger of the two spreads.
+    /// The measured noise: after k runs the larger of the two spreads; after extra runs
+    /// 2.5 standard errors of the difference of means.
     pub noise: f64,
     /// The margin exceeds the noise (with no noise, any strict improvement).
     pub improved: bool,
 }
 
 impl Comparison {
-    /// The rule: keep needs `margin > max(spread_base, spread_head)`; with both spreads 0
-    /// (a deterministic eval) any strict improvement counts and equal is no improvement.
-    pub fn new(runs: u32, base: SideStats, head: SideStats) -> Self {
+    /// The rule after k runs each: keep needs `margin > max(spread_base, spread_head)`;
+    /// with both spreads 0 (a deterministic eval) any strict improvement counts and equal
+    /// is no improvement.
+    pub fn new(planned: u32, base: SideStats, head: SideStats) -> Self {
         let margin = head.mean - base.mean;
         let noise = base.spread.max(head.spread);
         Self {
-            runs,
+            runs: base.runs.len().min(head.runs.len()) as u32,
+            planned_runs: planned,
+            extra_runs: None,
             improved: margin > noise + EPSILON,
             margin,
             noise,
@@ -148,6 +170,38 @@ impl Comparison {
             head,
         }
     }
+
+    /// The rule after extra runs (n per side, n > k): keep needs `margin > 2.5 ·
+    /// sqrt((s_base² + s_head²) / n)`, 2.5 standard errors of the difference of the
+    /// means (about a one-sided 99% test) — a bound that narrows as runs are added,
+    /// where the spread only widens.
+    pub fn after_extra_runs(planned: u32, why: String, base: SideStats, head: SideStats) -> Self {
+        let n = base.runs.len().min(head.runs.len()).max(1) as f64;
+        let margin = head.mean - base.mean;
+        let noise = STANDARD_ERRORS * ((base.stddev.powi(2) + head.stddev.powi(2)) / n).sqrt();
+        Self {
+            runs: n as u32,
+            planned_runs: planned,
+            extra_runs: Some(why),
+            improved: margin > noise + EPSILON,
+            margin,
+            noise,
+            base,
+            head,
+        }
+    }
+
+    /// After k runs each, more are needed when the head's mean is above the base's but
+    /// not by more than the noise: the spread is large relative to the difference, so k
+    /// runs cannot tell an improvement from luck. An equal (or lower) mean is decided.
+    pub fn needs_more_runs(&self) -> bool {
+        !self.improved && self.margin > EPSILON
+    }
+}
+
+/// The most runs per side: three times k.
+pub fn max_runs(k: u32) -> u32 {
+    k.max(1).saturating_mul(3)
 }
 
 /// `Eval command` values that mean "factory's own eval": nothing extra runs.
@@ -233,7 +287,9 @@ pub struct Measured {
 }
 
 /// Measures `base` and `head` `k` times each, interleaved; growth on both sides is scored
-/// against the base's first run, so the base's own growth is parity.
+/// against the base's first run, so the base's own growth is parity. When k runs leave
+/// an improvement inside the noise ([`Comparison::needs_more_runs`]), more interleaved
+/// pairs are run, up to [`max_runs`], and the extended rule decides.
 pub fn measure_sides(
     base: &Scratch,
     head: &Scratch,
@@ -243,7 +299,7 @@ pub fn measure_sides(
 ) -> Result<Measured, PrecheckError> {
     let k = k.max(1);
     let mut runs: [Vec<Measurement>; 2] = [Vec::new(), Vec::new()];
-    for _ in 0..k {
+    let pair = |runs: &mut [Vec<Measurement>; 2]| -> Result<(), PrecheckError> {
         for (i, (side, scratch)) in [("base", base), ("head", head)].into_iter().enumerate() {
             let mut m = eval::measure(scratch.code(), settings);
             if let Some(cmd) = eval_command {
@@ -258,29 +314,49 @@ pub fn measure_sides(
             }
             runs[i].push(m);
         }
+        Ok(())
+    };
+    for _ in 0..k {
+        pair(&mut runs)?;
     }
-    let [base_runs, head_runs] = runs;
-    let reference = base_runs
+    let reference = runs[0]
         .first()
         .map(|m| m.as_baseline(&format!("base commit {}", base.commit)));
     let score = |m: &Measurement| m.score(reference.as_ref(), settings);
-    let base_totals = base_runs.iter().map(|m| score(m).composite.total).collect();
-    let head_reports: Vec<EvalReport> = head_runs.iter().map(score).collect();
-    let head_totals = head_reports.iter().map(|r| r.composite.total).collect();
-    let comparison = Comparison::new(
+    let totals = |ms: &[Measurement]| ms.iter().map(|m| score(m).composite.total).collect();
+    let mut comparison = Comparison::new(
         k,
-        SideStats::new(&base.commit, base_totals),
-        SideStats::new(&head.commit, head_totals),
+        SideStats::new(&base.commit, totals(&runs[0])),
+        SideStats::new(&head.commit, totals(&runs[1])),
     );
-    let head_report =
-        head_reports
-            .into_iter()
-            .last()
-            .ok_or_else(|| PrecheckError::Measurement {
-                side: "head".into(),
-                commit: head.commit.clone(),
-                reason: "no run was made".into(),
-            })?;
+    let cap = max_runs(k);
+    if comparison.needs_more_runs() && cap > k {
+        let why = format!(
+            "after {k} run(s) each the head's mean was above the base's by {:+.4}, inside the noise {:.4} (spread {:.4} vs {:.4}): {} more interleaved run(s) each, {cap} in all, decided on 2.5 standard errors of the difference",
+            comparison.margin,
+            comparison.noise,
+            comparison.base.spread,
+            comparison.head.spread,
+            cap - k
+        );
+        for _ in k..cap {
+            pair(&mut runs)?;
+        }
+        comparison = Comparison::after_extra_runs(
+            k,
+            why,
+            SideStats::new(&base.commit, totals(&runs[0])),
+            SideStats::new(&head.commit, totals(&runs[1])),
+        );
+    }
+    let head_report = runs[1]
+        .last()
+        .map(score)
+        .ok_or_else(|| PrecheckError::Measurement {
+            side: "head".into(),
+            commit: head.commit.clone(),
+            reason: "no run was made".into(),
+        })?;
     Ok(Measured {
         comparison,
         head_report,
@@ -320,5 +396,30 @@ mod tests {
         let c = Comparison::new(3, side(&[0.4, 0.45, 0.5]), side(&[0.7, 0.75, 0.8]));
         assert!(c.improved);
         assert!((c.noise - 0.1).abs() < 1e-9 && (c.margin - 0.3).abs() < 1e-9);
+    }
+
+    #[test]
+    fn only_an_improvement_inside_the_noise_asks_for_more_runs() {
+        let side = |runs: &[f64]| SideStats::new("c", runs.to_vec());
+        // Deterministic, equal, lower, or clearly better: decided after k runs.
+        for (b, h) in [
+            ([0.5; 3], [0.5; 3]),
+            ([0.5; 3], [0.51; 3]),
+            ([0.4, 0.5, 0.6], [0.35, 0.45, 0.55]),
+            ([0.4, 0.45, 0.5], [0.7, 0.75, 0.8]),
+        ] {
+            assert!(!Comparison::new(3, side(&b), side(&h)).needs_more_runs());
+        }
+        let c = Comparison::new(3, side(&[0.45, 0.55, 0.5]), side(&[0.52, 0.62, 0.57]));
+        assert!(c.needs_more_runs(), "{c:?}");
+        assert_eq!((c.runs, c.planned_runs), (3, 3));
+        // Nine runs each of the same two levels: the standard error decides.
+        let b: Vec<f64> = [0.45, 0.55, 0.5].repeat(3);
+        let h: Vec<f64> = [0.52, 0.62, 0.57].repeat(3);
+        let c = Comparison::after_extra_runs(3, "why".into(), side(&b), side(&h));
+        assert_eq!((c.runs, c.planned_runs), (9, 3));
+        assert!(c.improved && c.noise < c.margin, "{c:?}");
+        assert_eq!(max_runs(3), 9);
+        assert!((side(&[1.0, 3.0]).stddev - 2f64.sqrt()).abs() < 1e-12);
     }
 }

@@ -81,6 +81,8 @@ pub struct TestRun {
     pub outcomes: BTreeMap<String, Outcome>,
     /// The runner's last lines, for when it reported nothing.
     pub tail: String,
+    /// The run was killed at the time limit ([`Tools::timeout`]).
+    pub timed_out: bool,
 }
 
 impl TestRun {
@@ -105,7 +107,7 @@ pub struct Tools {
     /// share one between repositories checked at the same time: same-named crates would
     /// be served each other's builds.
     pub cargo_target_dir: Option<PathBuf>,
-    /// Per run.
+    /// Per run: factory.md's `test_timeout` when the gate runs it (900 s by default).
     pub timeout: Duration,
 }
 
@@ -283,8 +285,13 @@ pub fn run(runner: Runner, dir: &Path, tools: &Tools, scratch: &Path) -> Result<
         Runner::Go => parse_go(&out.stdout),
         Runner::Node => parse_tap(&out.stdout),
     };
+    parsed.timed_out = out.timed_out;
     parsed.tail = if out.timed_out {
-        format!("timed out after {}s", tools.timeout.as_secs())
+        format!(
+            "timed out after {}s; last output: {}",
+            tools.timeout.as_secs(),
+            out.tail(2)
+        )
     } else {
         out.tail(5)
     };
