@@ -289,3 +289,90 @@ fn an_honest_run_keeps_and_its_whole_log_verifies() {
     let n = fs::read_to_string(events_path(&p)).unwrap().lines().count();
     assert_eq!(v.events.len(), n);
 }
+
+/// The demo builder's real improvement (its `src/lib.rs` in replay.yaml), committed to
+/// experiment `id`'s worktree.
+fn honest_build(p: &Project, id: u32) {
+    let script =
+        fs::read_to_string(std::path::Path::new(support::DEMO).join("replay.yaml")).unwrap();
+    let mut lines = script
+        .lines()
+        .skip_while(|l| l.trim() != "src/lib.rs: |")
+        .skip(1);
+    let mut lib = String::new();
+    for line in lines.by_ref() {
+        if !line.is_empty() && !line.starts_with("          ") {
+            break;
+        }
+        lib.push_str(line.get(10..).unwrap_or(""));
+        lib.push('\n');
+    }
+    let wt = p.path().join(format!(".factory/worktrees/exp-{id:03}"));
+    fs::write(wt.join("src/lib.rs"), lib.trim_end().to_string() + "\n").unwrap();
+    let repo = Repository::open(&wt).unwrap();
+    let mut index = repo.index().unwrap();
+    index
+        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+        .unwrap();
+    index.write().unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let sig = git2::Signature::now("t", "t@t").unwrap();
+    let head = repo.head().unwrap().peel_to_commit().unwrap();
+    repo.commit(
+        Some("HEAD"),
+        &sig,
+        &sig,
+        "count words with a HashMap",
+        &tree,
+        &[&head],
+    )
+    .unwrap();
+}
+
+#[test]
+fn lines_deleted_from_the_end_of_an_honest_log_are_named_and_keep_is_refused() {
+    let target = tempfile::tempdir().unwrap();
+    let p = Project::demo(target.path());
+    let id = begin(&p);
+    honest_build(&p, id);
+    qa_all(&p, id);
+    let o = p.factory(&["precheck", "--exp", "1", "--json"]);
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+
+    // The agent deletes the log's tail, from the passing precheck.completed on.
+    let path = events_path(&p);
+    let honest = fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = honest.lines().collect();
+    let at = lines
+        .iter()
+        .rposition(|l| l.contains("\"precheck.completed\""))
+        .unwrap();
+    let kept: String = lines[..at].iter().map(|l| format!("{l}\n")).collect();
+    fs::write(&path, kept).unwrap();
+    let err = verify(&p).unwrap_err();
+    assert_eq!(err.line(), Some(at + 1), "{err}");
+    let o = keep(&p, id);
+    assert_eq!(o.status.code(), Some(1));
+    let err = flat(&o.stderr);
+    assert!(
+        err.contains("cannot be kept")
+            && err.contains(&format!(
+                "the log ends at line {at}; the last verified append was line {}",
+                lines.len()
+            )),
+        "{err}"
+    );
+    assert!(p.results().is_empty());
+
+    // The honest log restored, the same keep goes through: the cut alone was refused.
+    fs::write(&path, &honest).unwrap();
+    let o = keep(&p, id);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(p.results()[0]["verdict"], "keep");
+    verify(&p).unwrap();
+}

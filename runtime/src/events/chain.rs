@@ -14,6 +14,14 @@
 //! line at the end of the file) is an error until factory appends again. An
 //! unterminated last line (a crash mid-write) is terminated by the next append, which
 //! witnesses it.
+//!
+//! The chain proves each line's predecessor, not where the log ends: the *head record*
+//! ([`Head`], `<factory home>/keys/<id>.head`, next to the key and MACed with it) does.
+//! Every append rewrites it under the events lock with the line number and chain value
+//! of the line it appended; [`verify`] requires the log to reach it. A crash between
+//! the log append and the head update leaves the log exactly one chained line ahead:
+//! verification accepts that, and the next append repairs the head. A log with no
+//! head yet (written before heads existed) is accepted, and the next append anchors it.
 
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
@@ -56,16 +64,29 @@ impl ChainKey {
     /// The key of the project at `paths`, under `$FACTORY_HOME` (else `~/.factory`),
     /// created (mode 0600) on first use.
     pub fn for_project(paths: &FactoryPaths) -> Result<Self, EventsError> {
+        Self::in_home(&Self::home()?, paths)
+    }
+
+    /// Whether the project at `paths` has a key yet (under the same home as
+    /// [`ChainKey::for_project`]); an unknown home or project path counts as yes, so
+    /// the caller goes on to report it.
+    fn exists_for(paths: &FactoryPaths) -> bool {
+        match Self::home().and_then(|home| key_path(&home, paths.project())) {
+            Ok(path) => path.exists(),
+            Err(_) => true,
+        }
+    }
+
+    fn home() -> Result<PathBuf, EventsError> {
         // The runtime's own unit tests never touch the real ~/.factory.
         #[cfg(test)]
         if std::env::var_os(crate::project::registry::FACTORY_HOME_ENV).is_none() {
-            return Self::in_home(&std::env::temp_dir().join("factory-unit-test-home"), paths);
+            return Ok(std::env::temp_dir().join("factory-unit-test-home"));
         }
-        let home = crate::project::registry::user_home().ok_or_else(|| EventsError::Key {
+        crate::project::registry::user_home().ok_or_else(|| EventsError::Key {
             path: PathBuf::from("~/.factory/keys"),
             source: io::Error::other("neither FACTORY_HOME nor a home directory is known"),
-        })?;
-        Self::in_home(&home, paths)
+        })
     }
 
     /// The key of the project at `paths` under the factory home `home`.
@@ -104,6 +125,71 @@ impl ChainKey {
         mac.update(foreign);
         mac.update(content);
         hex(&mac.finalize().into_bytes())
+    }
+}
+
+impl ChainKey {
+    /// Where the head record of this key's log is kept: next to the key.
+    pub fn head_path(&self) -> PathBuf {
+        self.path.with_extension("head")
+    }
+
+    /// The MAC of a head record (domain-separated from the line chain).
+    fn head_mac(&self, line: usize, chain: &str) -> String {
+        let Ok(mut mac) = HmacSha256::new_from_slice(&self.bytes) else {
+            return String::new();
+        };
+        mac.update(b"factory events head\0");
+        mac.update(&(line as u64).to_le_bytes());
+        mac.update(chain.as_bytes());
+        hex(&mac.finalize().into_bytes())
+    }
+}
+
+/// The anchored end of a log: the line number and chain value of the last line factory
+/// appended, MACed with the key. Kept next to the key, never in the project.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Head {
+    /// The 1-based line of the last chained line factory appended.
+    pub line: usize,
+    /// Its chain value.
+    pub chain: String,
+    /// HMAC of the two under the project's key.
+    pub mac: String,
+}
+
+impl Head {
+    fn new(key: &ChainKey, line: usize, chain: String) -> Self {
+        let mac = key.head_mac(line, &chain);
+        Self { line, chain, mac }
+    }
+
+    /// The head record of `key`'s log: `Ok(None)` when there is none yet, `Err` with
+    /// what is wrong when it does not verify.
+    fn read(key: &ChainKey) -> io::Result<Result<Option<Self>, String>> {
+        let path = key.head_path();
+        let bytes = match fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Ok(None)),
+            Err(e) => return Err(e),
+        };
+        let head = match serde_json::from_slice::<Self>(&bytes) {
+            Ok(h) => h,
+            Err(e) => return Ok(Err(format!("it is not a head record ({e})"))),
+        };
+        if key.head_mac(head.line, &head.chain) != head.mac {
+            return Ok(Err(
+                "its MAC does not verify under the project's key: it was edited or forged".into(),
+            ));
+        }
+        Ok(Ok(Some(head)))
+    }
+
+    /// Writes the record next to the key (write + rename, not synced: a head lost to a
+    /// power failure is one append behind, which verification tolerates).
+    fn write(&self, key: &ChainKey) -> io::Result<()> {
+        let json = serde_json::to_vec(self).map_err(io::Error::other)?;
+        crate::sys::files::atomic_write_unsynced(&key.head_path(), &json)
     }
 }
 
@@ -200,13 +286,34 @@ fn split_chained(line: &[u8]) -> Option<(Vec<u8>, &str)> {
     Some((content, value))
 }
 
+/// A chained line ready to append, and the head record to write once it is written.
+pub(super) struct Append {
+    /// The bytes to append.
+    pub bytes: Vec<u8>,
+    /// The head after the append; `None` when the log does not reach the current head
+    /// (lines were cut from its end): the head is then left as it is, so verification
+    /// keeps naming the cut instead of an append hiding it.
+    head: Option<Head>,
+}
+
+impl Append {
+    /// Writes the head record (after the line was appended, under the same lock).
+    pub fn anchor(&self, key: &ChainKey) -> io::Result<()> {
+        match &self.head {
+            Some(head) => head.write(key),
+            None => Ok(()),
+        }
+    }
+}
+
 /// The bytes to append for `event`: its chained line (with a leading newline when the
-/// file's last line was left unterminated). Called under the events lock.
+/// file's last line was left unterminated), and the head it makes. Called under the
+/// events lock.
 pub(super) fn chained_line(
     key: &ChainKey,
     events: &Path,
     event: &Event,
-) -> Result<Vec<u8>, io::Error> {
+) -> Result<Append, io::Error> {
     let content = serde_json::to_string(event).map_err(io::Error::other)?;
     let tail = read_tail(events)?;
     let mut out = Vec::with_capacity(content.len() + SUFFIX_LEN + 2);
@@ -221,7 +328,58 @@ pub(super) fn chained_line(
     out.extend_from_slice(SUFFIX_HEAD);
     out.extend_from_slice(value.as_bytes());
     out.extend_from_slice(b"\"}\n");
-    Ok(out)
+    let line = match Head::read(key)? {
+        // The usual case: the log ends where the head says (plus foreign lines).
+        Ok(Some(head)) if !tail.prev.is_empty() && head.chain == tail.prev => {
+            Some(head.line + count_newlines(&foreign) + 1)
+        }
+        // No head yet (a legacy log): anchor it now.
+        Ok(None) => Some(count_lines(events)? + 1),
+        // The head does not verify: leave it for verification to report.
+        Err(_) => None,
+        // The head and the tail disagree: only the crash window (the last chained
+        // line is the one after the head's) is repaired.
+        Ok(Some(head)) => {
+            let bytes = fs::read(events)?;
+            let chained = chained_values(&bytes);
+            let crash_window = chained.len() >= 2 && {
+                let (line, value) = &chained[chained.len() - 2];
+                *line == head.line && *value == head.chain
+            };
+            crash_window.then(|| lines_in(&bytes) + 1)
+        }
+    };
+    Ok(Append {
+        bytes: out,
+        head: line.map(|line| Head::new(key, line, value)),
+    })
+}
+
+fn count_newlines(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| b == b'\n').count()
+}
+
+/// The number of lines in `bytes` (an unterminated last line counts).
+fn lines_in(bytes: &[u8]) -> usize {
+    count_newlines(bytes) + usize::from(bytes.last().is_some_and(|&b| b != b'\n'))
+}
+
+/// The number of lines in the file at `path` (0 when it does not exist).
+fn count_lines(path: &Path) -> io::Result<usize> {
+    match fs::read(path) {
+        Ok(bytes) => Ok(lines_in(&bytes)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(0),
+        Err(e) => Err(e),
+    }
+}
+
+/// Every line of `bytes` that carries a chain field: its 1-based number and value.
+fn chained_values(bytes: &[u8]) -> Vec<(usize, String)> {
+    bytes
+        .split(|&b| b == b'\n')
+        .enumerate()
+        .filter_map(|(i, line)| split_chained(line).map(|(_, v)| (i + 1, v.to_string())))
+        .collect()
 }
 
 /// The end of the file: the last chained line's value and every byte after it.
@@ -356,6 +514,49 @@ pub enum ChainError {
         /// What is wrong with it.
         what: String,
     },
+    /// The log ends before the last line factory appended (per the head record).
+    #[error("the event log {path} was cut: {what}")]
+    #[diagnostic(
+        code(factory::events::truncated),
+        help(
+            "factory records where the log ends (the head record, next to the project's \
+             key in the factory home) on every append; lines deleted from the end of \
+             events.jsonl are detected by it. Nothing recorded in this log counts as \
+             evidence until it verifies: restore events.jsonl from a copy, or move it \
+             aside together with the head record {} to start a new log",
+            head.display()
+        )
+    )]
+    Truncated {
+        /// `events.jsonl`.
+        path: PathBuf,
+        /// The head record.
+        head: PathBuf,
+        /// The last line of the log now (0 when it is empty or missing).
+        ends: usize,
+        /// The line of the last verified append, per the head record.
+        last: usize,
+        /// What is wrong.
+        what: String,
+    },
+    /// The head record does not verify.
+    #[error("the head record {head} of the event log {path} does not verify: {what}")]
+    #[diagnostic(
+        code(factory::events::head),
+        help(
+            "the head record is written by factory only, MACed with the project's key; \
+             one that does not verify was edited or forged, so where the log ends cannot \
+             be trusted"
+        )
+    )]
+    Head {
+        /// `events.jsonl`.
+        path: PathBuf,
+        /// The head record.
+        head: PathBuf,
+        /// What is wrong with it.
+        what: String,
+    },
     /// The log or the key could not be read.
     #[error(transparent)]
     #[diagnostic(transparent)]
@@ -367,15 +568,17 @@ impl ChainError {
     pub fn line(&self) -> Option<usize> {
         match self {
             Self::Broken { line, .. } => Some(*line),
-            Self::Events(_) => None,
+            Self::Truncated { ends, .. } => Some(ends + 1),
+            Self::Head { .. } | Self::Events(_) => None,
         }
     }
 }
 
-/// Verifies the project's `events.jsonl` under its lock (a missing log is empty).
+/// Verifies the project's `events.jsonl` under its lock, and that it reaches the
+/// head record (a missing log is empty, unless a head record says lines were written).
 pub fn verify(paths: &FactoryPaths) -> Result<VerifiedLog, ChainError> {
-    let path = paths.events_jsonl();
-    if !path.exists() {
+    if !paths.events_jsonl().exists() && !ChainKey::exists_for(paths) {
+        // No log and no key (so no head): nothing was ever written. No key is created.
         return Ok(VerifiedLog::default());
     }
     verify_with(paths, &ChainKey::for_project(paths)?)
@@ -389,48 +592,125 @@ pub fn verify_reading(
     sealed: &Path,
 ) -> Result<(VerifiedLog, Option<Vec<u8>>), ChainError> {
     let key = ChainKey::for_project(paths)?;
+    verify_locked(paths, &key, Some(sealed))
+}
+
+/// [`verify`] under a given key (see [`ChainKey::in_home`]).
+pub fn verify_with(paths: &FactoryPaths, key: &ChainKey) -> Result<VerifiedLog, ChainError> {
+    verify_locked(paths, key, None).map(|(log, _)| log)
+}
+
+/// Reads the log, its head record and `sealed` under the events lock, then verifies.
+fn verify_locked(
+    paths: &FactoryPaths,
+    key: &ChainKey,
+    sealed: Option<&Path>,
+) -> Result<(VerifiedLog, Option<Vec<u8>>), ChainError> {
     let path = paths.events_jsonl();
     let io_err = |path: &Path| {
         let path = path.to_path_buf();
         move |source| ChainError::Events(EventsError::Io { path, source })
     };
-    let (log, extra) = {
-        let _lock = FileLock::acquire(&paths.events_lock()).map_err(io_err(&path))?;
-        let read = |p: &Path| match fs::read(p) {
-            Ok(b) => Ok(Some(b)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io_err(p)(e)),
+    let read = |p: &Path| match fs::read(p) {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_err(p)(e)),
+    };
+    let (log, head, extra) = {
+        // No `.factory/` (so no lock to take) means no log: only the head can speak.
+        let _lock = if paths.dir().is_dir() {
+            Some(FileLock::acquire(&paths.events_lock()).map_err(io_err(&path))?)
+        } else {
+            None
         };
-        (read(&path)?, read(sealed)?)
+        let head = Head::read(key).map_err(io_err(&key.head_path()))?;
+        let extra = match sealed {
+            Some(p) => read(p)?,
+            None => None,
+        };
+        (read(&path)?, head, extra)
     };
-    let log = match log {
-        Some(bytes) => verify_bytes(&key, &path, &bytes)?,
-        None => VerifiedLog::default(),
-    };
+    let bytes = log.unwrap_or_default();
+    let (log, chained) = walk(key, &path, &bytes)?;
+    check_head(key, &path, &bytes, &chained, head)?;
     Ok((log, extra))
 }
 
-/// [`verify`] under a given key (see [`ChainKey::in_home`]).
-pub fn verify_with(paths: &FactoryPaths, key: &ChainKey) -> Result<VerifiedLog, ChainError> {
-    let path = paths.events_jsonl();
-    if !path.exists() {
-        return Ok(VerifiedLog::default());
-    }
-    let io_err = |source| {
-        ChainError::Events(EventsError::Io {
-            path: path.clone(),
-            source,
-        })
+/// Checks that the verified log reaches the head record: its last chained line is the
+/// head's, or the one after it (a crash between the log append and the head update).
+fn check_head(
+    key: &ChainKey,
+    path: &Path,
+    bytes: &[u8],
+    chained: &[(usize, String)],
+    head: Result<Option<Head>, String>,
+) -> Result<(), ChainError> {
+    let head = match head {
+        Ok(Some(head)) => head,
+        // A log from before head records: accepted; the next append anchors it.
+        Ok(None) => return Ok(()),
+        Err(what) => {
+            return Err(ChainError::Head {
+                path: path.to_path_buf(),
+                head: key.head_path(),
+                what,
+            });
+        }
     };
-    let bytes = {
-        let _lock = FileLock::acquire(&paths.events_lock()).map_err(io_err)?;
-        fs::read(&path).map_err(io_err)?
+    let ends = lines_in(bytes);
+    let at = chained
+        .iter()
+        .rposition(|(line, value)| *line == head.line && *value == head.chain);
+    let what = match at {
+        Some(i) if chained.len() - i <= 2 => return Ok(()),
+        Some(i) => format!(
+            "the head record names line {} as the last verified append, but {} lines \
+             factory chained follow it: the head record is older than the log",
+            head.line,
+            chained.len() - i - 1
+        ),
+        None if ends < head.line => {
+            let missing = if ends + 1 == head.line {
+                format!("line {} was deleted", head.line)
+            } else {
+                format!("lines {}-{} were deleted", ends + 1, head.line)
+            };
+            format!(
+                "the log ends at line {ends}; the last verified append was line {}: \
+                 {missing} from its end",
+                head.line
+            )
+        }
+        None => format!(
+            "line {} is not the last verified append (its chain differs from the head \
+             record's): lines were deleted from the end of the log, and others written \
+             after the cut",
+            head.line
+        ),
     };
-    verify_bytes(key, &path, &bytes)
+    Err(ChainError::Truncated {
+        path: path.to_path_buf(),
+        head: key.head_path(),
+        ends,
+        last: head.line,
+        what,
+    })
 }
 
-/// Verifies the text of an event log under `key` (see [`verify`]).
+/// Verifies the text of an event log under `key` (see [`verify`]): the chain only,
+/// not where the log ends (that is the head record's, which [`verify`] also checks).
 pub fn verify_bytes(key: &ChainKey, path: &Path, bytes: &[u8]) -> Result<VerifiedLog, ChainError> {
+    walk(key, path, bytes).map(|(log, _)| log)
+}
+
+/// [`verify_bytes`], also returning every chained line's number and value.
+#[allow(clippy::type_complexity)]
+fn walk(
+    key: &ChainKey,
+    path: &Path,
+    bytes: &[u8],
+) -> Result<(VerifiedLog, Vec<(usize, String)>), ChainError> {
+    let mut chained = Vec::new();
     let broken = |line: usize, what: String| ChainError::Broken {
         path: path.to_path_buf(),
         line,
@@ -490,6 +770,7 @@ pub fn verify_bytes(key: &ChainKey, path: &Path, bytes: &[u8]) -> Result<Verifie
         log.foreign.append(&mut pending);
         foreign.clear();
         prev = value.to_string();
+        chained.push((number, prev.clone()));
     }
     if let Some(first) = pending.first() {
         return Err(broken(
@@ -499,7 +780,7 @@ pub fn verify_bytes(key: &ChainKey, path: &Path, bytes: &[u8]) -> Result<Verifie
                 .into(),
         ));
     }
-    Ok(log)
+    Ok((log, chained))
 }
 
 #[cfg(test)]

@@ -47,6 +47,12 @@ impl Log {
     fn write_lines(&self, lines: &[String]) {
         self.write(&(lines.join("\n") + "\n"));
     }
+    fn head_path(&self) -> std::path::PathBuf {
+        self.key().head_path()
+    }
+    fn head(&self) -> Head {
+        serde_json::from_slice(&fs::read(self.head_path()).unwrap()).unwrap()
+    }
     /// The line the verification failed at.
     fn broken_at(&self) -> usize {
         let err = self.verify().unwrap_err();
@@ -145,15 +151,16 @@ fn a_deleted_middle_line_fails_where_it_was() {
 }
 
 #[test]
-fn a_truncated_last_line_fails_and_the_next_append_repairs_it() {
-    let log = Log::new(3);
-    let text = log.text();
-    log.write(&text[..text.len() - 7]);
+fn a_torn_last_line_fails_and_the_next_append_repairs_it() {
+    let log = Log::new(2);
+    // What a crash mid-append leaves: half a line after the last anchored one.
+    let torn = "{\"type\":\"agent.completed\",\"timestamp\":\"2026-";
+    log.write(&(log.text() + torn));
     let err = log.verify().unwrap_err();
     assert_eq!(err.line(), Some(3), "{err}");
     assert!(err.to_string().contains("incomplete"), "{err}");
-    // What a crash mid-append leaves: the next append terminates the torn line and
-    // witnesses it; it is kept, but never as an event.
+    // The next append terminates the torn line and witnesses it; it is kept, but
+    // never as an event, and the head follows.
     log.append(9);
     let v = log.verify().unwrap();
     assert_eq!(
@@ -163,6 +170,27 @@ fn a_truncated_last_line_fails_and_the_next_append_repairs_it() {
     assert_eq!(v.foreign.len(), 1);
     assert_eq!(v.foreign[0].line, 3);
     assert_eq!(log.lines().len(), 4);
+    assert_eq!(log.head().line, 4);
+}
+
+#[test]
+fn an_anchored_last_line_cut_short_stays_a_cut_after_the_next_append() {
+    let log = Log::new(3);
+    let text = log.text();
+    log.write(&text[..text.len() - 7]);
+    assert!(log.verify().unwrap_err().to_string().contains("incomplete"));
+    // An append does not hide the cut: the head still names line 3's chain.
+    log.append(9);
+    let err = log.verify().unwrap_err();
+    assert!(
+        matches!(err, ChainError::Truncated { last: 3, .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .contains("line 3 is not the last verified append"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -224,4 +252,113 @@ fn appends_read_only_the_tail_even_past_a_long_line() {
 fn a_missing_log_verifies_as_empty() {
     let log = Log::new(0);
     assert_eq!(log.verify().unwrap(), VerifiedLog::default());
+}
+
+#[test]
+fn the_head_record_lives_next_to_the_key_and_follows_every_append() {
+    let log = Log::new(3);
+    let head = log.head_path();
+    assert_eq!(head.parent(), log.key().path().parent());
+    assert!(!head.starts_with(log.project.path()));
+    assert_eq!(log.head().line, 3);
+    log.append(4);
+    assert_eq!(log.head().line, 4);
+    assert!(log.lines()[3].ends_with(&format!("\"{}\"}}", log.head().chain)));
+}
+
+#[test]
+fn deleting_the_last_line_is_named_with_its_line() {
+    let log = Log::new(5);
+    let lines = log.lines();
+    log.write_lines(&lines[..4]);
+    let err = log.verify().unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("the log ends at line 4; the last verified append was line 5")
+            && msg.contains("line 5 was deleted"),
+        "{msg}"
+    );
+    assert_eq!(err.line(), Some(5));
+}
+
+#[test]
+fn deleting_the_last_three_lines_is_named_with_the_range() {
+    let log = Log::new(5);
+    let lines = log.lines();
+    log.write_lines(&lines[..2]);
+    let err = log.verify().unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("the log ends at line 2; the last verified append was line 5")
+            && msg.contains("lines 3-5 were deleted"),
+        "{msg}"
+    );
+    // An append after the cut does not hide it.
+    log.append(6);
+    let err = log.verify().unwrap_err();
+    assert!(
+        matches!(err, ChainError::Truncated { last: 5, .. }),
+        "{err}"
+    );
+    // Nor does deleting the whole log.
+    fs::remove_file(log.paths().events_jsonl()).unwrap();
+    let err = log.verify().unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("the log ends at line 0; the last verified append was line 5"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_crash_between_the_append_and_the_head_update_is_tolerated_and_repaired() {
+    let log = Log::new(3);
+    let old = fs::read(log.head_path()).unwrap();
+    log.append(4);
+    // The head as a kill right after the log append leaves it: one line behind.
+    fs::write(log.head_path(), &old).unwrap();
+    let v = log.verify().unwrap();
+    assert_eq!(v.events.len(), 4);
+    // The next append repairs it.
+    log.append(5);
+    assert_eq!(log.head().line, 5);
+    log.verify().unwrap();
+    // Two lines behind is not a crash window.
+    let old = fs::read(log.head_path()).unwrap();
+    log.append(6);
+    log.append(7);
+    fs::write(log.head_path(), &old).unwrap();
+    let err = log.verify().unwrap_err();
+    assert!(err.to_string().contains("older than the log"), "{err}");
+}
+
+#[test]
+fn a_forged_head_record_is_rejected() {
+    let log = Log::new(5);
+    let lines = log.lines();
+    log.write_lines(&lines[..3]);
+    // The agent rewrites the head to match the cut log, without the key.
+    let mut head = log.head();
+    head.line = 3;
+    head.chain = lines[2][lines[2].len() - 66..lines[2].len() - 2].to_string();
+    fs::write(log.head_path(), serde_json::to_vec(&head).unwrap()).unwrap();
+    let err = log.verify().unwrap_err();
+    assert!(matches!(err, ChainError::Head { .. }), "{err}");
+    assert!(err.to_string().contains("does not verify"), "{err}");
+    // Garbage is rejected too.
+    fs::write(log.head_path(), "{}").unwrap();
+    assert!(matches!(log.verify().unwrap_err(), ChainError::Head { .. }));
+}
+
+#[test]
+fn a_legacy_log_without_a_head_is_accepted_then_anchored() {
+    let log = Log::new(3);
+    fs::remove_file(log.head_path()).unwrap();
+    assert_eq!(log.verify().unwrap().events.len(), 3);
+    log.append(4);
+    assert_eq!(log.head().line, 4);
+    let lines = log.lines();
+    log.write_lines(&lines[..3]);
+    let err = log.verify().unwrap_err();
+    assert!(err.to_string().contains("the log ends at line 3"), "{err}");
 }

@@ -11,7 +11,9 @@
 //!
 //! Every line factory writes is chained with an HMAC under a per-project key kept in
 //! the user's factory home ([`chain`]); evidence (QA proof, the keep rule) is read
-//! only through [`verify`], which names the first line that breaks the chain.
+//! only through [`verify`], which names the first line that breaks the chain, and
+//! checks that the log reaches the head record every append anchors next to the key
+//! (lines deleted from the end are named too).
 
 use std::fs;
 use std::io;
@@ -26,7 +28,7 @@ use crate::sys::files::{self, FileLock};
 pub mod chain;
 mod data;
 
-pub use chain::{ChainError, ChainKey, ForeignLine, VerifiedEvent, VerifiedLog, verify};
+pub use chain::{ChainError, ChainKey, ForeignLine, Head, VerifiedEvent, VerifiedLog, verify};
 pub use data::{AgentEnded, AgentStarted, EventData, ExpRef, kinds};
 
 /// One line of `events.jsonl`: when, and what happened. On disk it is one object,
@@ -176,7 +178,8 @@ pub fn append_after(
     let _lock = FileLock::acquire(&paths.events_lock()).map_err(io_err)?;
     before().map_err(AfterError::Before)?;
     let line = chain::chained_line(&key, &path, event).map_err(io_err)?;
-    files::append(&path, &line).map_err(io_err)?;
+    files::append(&path, &line.bytes).map_err(io_err)?;
+    line.anchor(&key).map_err(head_err(&key))?;
     Ok(())
 }
 
@@ -230,7 +233,15 @@ fn append_with(
     let _lock = FileLock::acquire(&paths.events_lock()).map_err(io_err)?;
     // The previous chained value is read under the lock: no other append between.
     let line = chain::chained_line(&key, &path, event).map_err(io_err)?;
-    write(&path, &line).map_err(io_err)
+    write(&path, &line.bytes).map_err(io_err)?;
+    // Then the head record (see [`chain`]): a crash between the two leaves the log one
+    // line ahead of its head, which verification accepts and the next append repairs.
+    line.anchor(&key).map_err(head_err(&key))
+}
+
+fn head_err(key: &ChainKey) -> impl FnOnce(io::Error) -> EventsError {
+    let path = key.head_path();
+    move |source| EventsError::Io { path, source }
 }
 
 /// What [`read`] found in `events.jsonl`.
