@@ -12,11 +12,7 @@ use factory_runtime::events::{self, ChainKey, Event};
 use factory_runtime::project::layout::FactoryPaths;
 use git2::Repository;
 use serde_json::Value;
-use support::{Project, WORKFLOW, script};
-
-fn text(o: &[u8]) -> String {
-    String::from_utf8_lossy(o).into_owned()
-}
+use support::{Project, WORKFLOW, script, text};
 
 /// A diagnostic as one line: miette wraps and frames long messages.
 fn flat(o: &[u8]) -> String {

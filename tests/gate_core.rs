@@ -2,6 +2,8 @@
 //! binary, real git, temp dirs. Each attack is refused with a named reason; honest
 //! improvements are kept; a noisy eval gives the same verdict every time.
 
+mod support;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -9,8 +11,9 @@ use std::process::Output;
 use assert_cmd::Command;
 use factory_runtime::events::{self, Event};
 use factory_runtime::project::layout::FactoryPaths;
-use git2::{Oid, Repository, Signature};
+use git2::{Oid, Repository};
 use serde_json::Value;
+use support::{commit_all, text};
 
 struct Project {
     dir: tempfile::TempDir,
@@ -88,24 +91,6 @@ impl Project {
             .filter(|n| n.starts_with("factory-gate-"))
             .collect()
     }
-}
-
-fn text(o: &[u8]) -> String {
-    String::from_utf8_lossy(o).into_owned()
-}
-
-fn commit_all(repo: &Repository, message: &str) -> Oid {
-    let mut index = repo.index().unwrap();
-    index
-        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-        .unwrap();
-    index.write().unwrap();
-    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
-    let sig = Signature::now("t", "t@example.com").unwrap();
-    let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
-    let parents: Vec<&git2::Commit> = parent.iter().collect();
-    repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
-        .unwrap()
 }
 
 fn factory_md(eval_command: &str, extra: &str) -> String {

@@ -2,13 +2,16 @@
 //! experiment's worktree, `factory precheck --exp N --json` — a skipped test is refused by
 //! name; an honest change that adds a test and renames one keeps `tests_kept` green.
 
+mod support;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use assert_cmd::Command;
-use git2::{Oid, Repository, Signature};
+use git2::Repository;
 use serde_json::Value;
+use support::{commit_all, text};
 
 struct Project {
     dir: tempfile::TempDir,
@@ -34,24 +37,6 @@ impl Project {
     fn worktree(&self, id: u32) -> PathBuf {
         self.path().join(format!(".factory/worktrees/exp-{id:03}"))
     }
-}
-
-fn text(o: &[u8]) -> String {
-    String::from_utf8_lossy(o).into_owned()
-}
-
-fn commit_all(repo: &Repository, message: &str) -> Oid {
-    let mut index = repo.index().unwrap();
-    index
-        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-        .unwrap();
-    index.write().unwrap();
-    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
-    let sig = Signature::now("t", "t@example.com").unwrap();
-    let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
-    let parents: Vec<&git2::Commit> = parent.iter().collect();
-    repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
-        .unwrap()
 }
 
 const CALC: &str = "def add(a, b):\n    return a + b\n";
