@@ -152,16 +152,9 @@ pub fn preflight(project: &Path) -> Result<(), RunError> {
         return Err(RunError::NoFactoryMd(project.to_path_buf()));
     }
     crate::project::config::load(project)?;
-    let profile = FactoryPaths::new(project).eval_profile_json();
-    if profile.is_file() {
-        let reviewed = std::fs::read(&profile)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-            .and_then(|v| v.get("human_reviewed").and_then(|r| r.as_bool()))
-            .unwrap_or(false);
-        if !reviewed {
-            return Err(RunError::EvalPending(project.to_path_buf()));
-        }
+    // The same rule `factory detect` applies (evals_pending_review).
+    if crate::project::state::eval_profile_pending(&FactoryPaths::new(project)) == Some(true) {
+        return Err(RunError::EvalPending(project.to_path_buf()));
     }
     Ok(())
 }

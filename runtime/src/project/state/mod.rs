@@ -145,7 +145,7 @@ pub fn detect(path: &Path, options: &DetectOptions) -> Detection {
 /// `Some(true)` when the eval profile exists and `human_reviewed` is not `true`;
 /// `Some(false)` when reviewed; `None` when there is no profile. An unreadable or
 /// corrupt profile counts as not reviewed: a human must look at it either way.
-fn eval_profile_pending(paths: &FactoryPaths) -> Option<bool> {
+pub fn eval_profile_pending(paths: &FactoryPaths) -> Option<bool> {
     let file = paths.eval_profile_json();
     if !file.exists() {
         return None;
