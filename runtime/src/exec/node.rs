@@ -254,7 +254,7 @@ pub async fn run(
                             "gate `{}`: its command gave no verdict and exited with {}: {}\n(full output: {})",
                             node.id,
                             out.code.map_or("a signal".to_string(), |c| c.to_string()),
-                            tail(&out, 8),
+                            out.tail(8),
                             cx.log_path().display()
                         )
                     })
@@ -372,7 +372,7 @@ async fn run_command(cx: &NodeCx<'_>) -> Result<AsyncOutput, String> {
             "`{}` exited with {}: {}\n(full output: {})",
             cx.node.id,
             out.code.map_or("a signal".to_string(), |c| c.to_string()),
-            tail(&out, 8),
+            out.tail(8),
             cx.log_path().display()
         ));
     }
@@ -424,17 +424,6 @@ fn user_gate(cx: &NodeCx<'_>) -> Result<NodeReport, String> {
                 .join(", ")
         );
     }
-}
-
-/// The last `n` lines of stderr (else stdout), for error messages.
-fn tail(out: &AsyncOutput, n: usize) -> String {
-    let text = if out.stderr.trim().is_empty() {
-        &out.stdout
-    } else {
-        &out.stderr
-    };
-    let lines: Vec<&str> = text.trim_end().lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
 /// Keeps a node's output under the run's logs, for post-mortems.

@@ -330,11 +330,7 @@ pub fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
-/// The last `n` lines of `text`.
-pub(crate) fn tail(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.trim_end().lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
-}
+pub(crate) use crate::sys::process::last_lines as tail;
 
 /// Why a runner could not be built or could not run an agent.
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]

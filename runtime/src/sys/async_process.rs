@@ -70,6 +70,11 @@ impl AsyncOutput {
     pub fn success(&self) -> bool {
         !self.timed_out && self.code == Some(0)
     }
+
+    /// The last `n` lines of stderr (or stdout when stderr is empty), for error details.
+    pub fn tail(&self, n: usize) -> String {
+        super::process::output_tail(&self.stdout, &self.stderr, n)
+    }
 }
 
 /// Kills the process group when dropped unless disarmed: a cancelled future must not

@@ -38,14 +38,26 @@ impl Output {
 
     /// The last `n` lines of stderr (or stdout when stderr is empty), for error details.
     pub fn tail(&self, n: usize) -> String {
-        let text = if self.stderr.trim().is_empty() {
-            &self.stdout
-        } else {
-            &self.stderr
-        };
-        let lines: Vec<&str> = text.trim_end().lines().collect();
-        lines[lines.len().saturating_sub(n)..].join("\n")
+        output_tail(&self.stdout, &self.stderr, n)
     }
+}
+
+/// The last `n` lines of stderr, or of stdout when stderr is empty.
+pub fn output_tail(stdout: &str, stderr: &str, n: usize) -> String {
+    last_lines(
+        if stderr.trim().is_empty() {
+            stdout
+        } else {
+            stderr
+        },
+        n,
+    )
+}
+
+/// The last `n` lines of `text`.
+pub fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.trim_end().lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
