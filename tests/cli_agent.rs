@@ -72,7 +72,9 @@ fn replay_runs_a_role_captures_its_review_and_logs_the_pair() {
         .arg(dir.join("replay.yaml"))
         .assert()
         .code(1)
-        .stderr(predicate::str::contains("strategist agent failed (exit 3)"));
+        .stderr(predicate::str::contains(
+            "strategist agent failed (exit code 3)",
+        ));
     assert_eq!(kinds(dir)[2..], ["agent.started", "agent.failed"]);
 
     // A role the script does not cover: named with the script.

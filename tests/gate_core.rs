@@ -268,7 +268,7 @@ fn an_eval_command_that_crashes_is_an_error_never_a_verdict() {
         "{v}"
     );
     let err = v["error"].as_str().unwrap();
-    assert!(err.contains("head") && err.contains("exited"), "{err}");
+    assert!(err.contains("head") && err.contains("exit code 3"), "{err}");
     let record: Value = serde_json::from_str(
         &fs::read_to_string(p.path().join(".factory/experiments/001/precheck.json")).unwrap(),
     )
@@ -286,6 +286,35 @@ fn an_eval_command_that_crashes_is_an_error_never_a_verdict() {
     assert_eq!(code, Some(2), "{v}");
     assert!(v["error"].as_str().unwrap().contains("no score"), "{v}");
     assert!(p.scratch_left().is_empty(), "{:?}", p.scratch_left());
+}
+
+#[test]
+fn a_failing_guard_command_refuses_a_better_score() {
+    // The score rises, but factory.md's guard `test -f src/level.txt` no longer holds.
+    let p = project(
+        "cat src/level.txt 2>/dev/null || cat src/alt.txt",
+        "0.7",
+        "",
+    );
+    let id = p.begin("move the level");
+    fs::remove_file(p.worktree(id).join("src/level.txt")).unwrap();
+    p.build(id, &[("src/alt.txt", "0.9\n")]);
+    p.qa_done(id);
+    let (code, v) = p.precheck(id);
+    assert_eq!(code, Some(1), "{v}");
+    assert_eq!(v["passed"], false, "{v}");
+    assert!(failures(&v).contains("guard_commands"), "{v}");
+    let why = details(&v, "guard_commands");
+    assert!(
+        why.contains("test -f src/level.txt") && why.contains("exit code 1"),
+        "{why}"
+    );
+    assert!(
+        !failures(&v).contains("score_direction"),
+        "the score did rise: {v}"
+    );
+    let o = p.factory(&["finalize", "--id", "1", "--verdict", "keep"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
 }
 
 #[test]
@@ -328,16 +357,32 @@ fn honest_improvements_are_kept() {
         ("echo \"level: $(cat src/level.txt)\"", "0.75"),
     ] {
         let p = project(command, "0.7", "");
-        let id = p.begin("raise the level");
-        let head = p.build(id, &[("src/level.txt", &format!("{better}\n"))]);
-        p.qa_done(id);
-        let (code, v) = p.precheck(id);
-        assert_eq!(code, Some(0), "{command}: {v}");
-        assert_eq!(v["commit"], head.to_string());
-        let o = p.factory(&["finalize", "--id", "1", "--verdict", "keep"]);
-        assert!(o.status.success(), "{}", text(&o.stderr));
-        assert!(text(&o.stdout).contains("keep"), "{}", text(&o.stdout));
+        keep_honest(&p, &[("src/level.txt", &format!("{better}\n"))]);
     }
+    // A real code change: the eval measures how many sums a function gets right, and
+    // the change fixes its bug.
+    let command = "python3 -B -c \"import sys; sys.path.insert(0, 'src'); from calc import add; print(sum(add(a, b) == a + b for a in range(5) for b in range(5)) / 25)\"";
+    let p = project(command, "0.7", "");
+    fs::write(
+        p.path().join("src/calc.py"),
+        "def add(a, b):\n    return a + b if a else 0\n",
+    )
+    .unwrap();
+    commit_all(&Repository::open(p.path()).unwrap(), "calc");
+    keep_honest(&p, &[("src/calc.py", "def add(a, b):\n    return a + b\n")]);
+}
+
+/// Begins an experiment, commits `files`, completes QA, prechecks and keeps it.
+fn keep_honest(p: &Project, files: &[(&str, &str)]) {
+    let id = p.begin("an honest improvement");
+    let head = p.build(id, files);
+    p.qa_done(id);
+    let (code, v) = p.precheck(id);
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["commit"], head.to_string());
+    let o = p.factory(&["finalize", "--id", &id.to_string(), "--verdict", "keep"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("keep"), "{}", text(&o.stdout));
 }
 
 #[test]

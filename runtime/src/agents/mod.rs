@@ -18,6 +18,7 @@ pub use prompt::{
 
 use crate::events::EventsError;
 use crate::runners::{AgentOutput, AgentRequest, Capability, RunnerError, RunnerSpec};
+use crate::sys::process::exit_text;
 
 /// A finished invocation that exited 0.
 #[derive(Debug, Clone)]
@@ -160,10 +161,6 @@ pub enum AgentError {
 fn help_of(err: &RunnerError) -> Option<String> {
     use miette::Diagnostic;
     err.help().map(|h| h.to_string())
-}
-
-fn exit_text(code: Option<i32>) -> String {
-    code.map_or_else(|| "killed by a signal".into(), |c| format!("exit {c}"))
 }
 
 fn tail_text(tail: &str) -> String {

@@ -223,7 +223,7 @@ fn a_failure_names_the_role_exit_code_and_stderr() {
         .unwrap_err();
     let text = err.to_string();
     assert!(
-        text.contains("bad agent failed (exit 2)") && text.contains("oops"),
+        text.contains("bad agent failed (exit code 2)") && text.contains("oops"),
         "{text}"
     );
     // The partial output is still captured.

@@ -39,9 +39,9 @@ pub fn run_dimension(root: &Path, dim: &ProjectDimension) -> EvalResult {
             format!("`{}` exited 0", dim.command),
         ),
         ParseMode::ExitCode => fail(format!(
-            "`{}` exited with {:?}: {}",
+            "`{}` failed ({}): {}",
             dim.command,
-            out.code,
+            out.exit_text(),
             out.tail(3)
         )),
         ParseMode::Json if !out.success() => fail(format!(

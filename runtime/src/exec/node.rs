@@ -251,9 +251,9 @@ pub async fn run(
                     .map(NodeReport::verdict)
                     .ok_or_else(|| {
                         format!(
-                            "gate `{}`: its command gave no verdict and exited with {}: {}\n(full output: {})",
+                            "gate `{}`: its command gave no verdict ({}): {}\n(full output: {})",
                             node.id,
-                            out.code.map_or("a signal".to_string(), |c| c.to_string()),
+                            out.exit_text(),
                             out.tail(8),
                             cx.log_path().display()
                         )
@@ -369,9 +369,9 @@ async fn run_command(cx: &NodeCx<'_>) -> Result<AsyncOutput, String> {
     let is_fn_gate = cx.node.kind == NodeKind::Gate;
     if !out.success() && !is_fn_gate {
         return Err(format!(
-            "`{}` exited with {}: {}\n(full output: {})",
+            "`{}` failed ({}): {}\n(full output: {})",
             cx.node.id,
-            out.code.map_or("a signal".to_string(), |c| c.to_string()),
+            out.exit_text(),
             out.tail(8),
             cx.log_path().display()
         ));

@@ -367,10 +367,10 @@ fn hard_constraints(root: &Path, config: &FactoryConfig) -> CheckOutcome {
                 timeout.as_secs()
             )),
             Ok(out) => failed.push(format!(
-                "{}: `{}` exited with {:?}: {}",
+                "{}: `{}` failed ({}): {}",
                 hc.name,
                 hc.check,
-                out.code,
+                out.exit_text(),
                 out.tail(3)
             )),
             Err(e) => failed.push(format!("{}: {e}", hc.name)),
@@ -579,8 +579,8 @@ fn guard_commands(dir: &Path, config: &FactoryConfig) -> CheckOutcome {
                 timeout.as_secs()
             )),
             Ok(out) => failed.push(format!(
-                "`{g}` exited with {:?} on the head commit: {}",
-                out.code,
+                "`{g}` failed ({}) on the head commit: {}",
+                out.exit_text(),
                 out.tail(3)
             )),
             Err(e) => failed.push(format!("`{g}`: {e}")),

@@ -262,8 +262,8 @@ pub fn run_eval_command(
     }
     if !out.success() {
         return Err(format!(
-            "`{command}` exited with {:?}: {}",
-            out.code,
+            "`{command}` failed ({}): {}",
+            out.exit_text(),
             out.tail(3)
         ));
     }

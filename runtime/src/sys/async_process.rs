@@ -71,6 +71,11 @@ impl AsyncOutput {
         !self.timed_out && self.code == Some(0)
     }
 
+    /// How it ended, in words: `exit code 1`, `killed by a signal`.
+    pub fn exit_text(&self) -> String {
+        super::process::exit_text(self.code)
+    }
+
     /// The last `n` lines of stderr (or stdout when stderr is empty), for error details.
     pub fn tail(&self, n: usize) -> String {
         super::process::output_tail(&self.stdout, &self.stderr, n)

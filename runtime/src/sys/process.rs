@@ -36,10 +36,20 @@ impl Output {
         !self.timed_out && self.code == Some(0)
     }
 
+    /// How it ended, in words: `exit code 1`, `killed by a signal`.
+    pub fn exit_text(&self) -> String {
+        exit_text(self.code)
+    }
+
     /// The last `n` lines of stderr (or stdout when stderr is empty), for error details.
     pub fn tail(&self, n: usize) -> String {
         output_tail(&self.stdout, &self.stderr, n)
     }
+}
+
+/// How a process ended, in words (`None`: killed by a signal, our timeout included).
+pub fn exit_text(code: Option<i32>) -> String {
+    code.map_or_else(|| "killed by a signal".into(), |c| format!("exit code {c}"))
 }
 
 /// The last `n` lines of stderr, or of stdout when stderr is empty.
