@@ -98,7 +98,7 @@ fn project(lang: &Lang) -> Project {
     // The gate reads its configuration from factory.md at the base commit.
     fs::write(
         dir.path().join("factory.md"),
-        &"# Calc\n\n## Goal\na higher score\n\n## Scope\n- SCOPE\n- score.txt\n\n## Guards\n\n## Eval command\nfactory eval\n\n## Eval threshold\n0.5\n\n## Constraints\n\n## Target branch\nmain\n\n## Project eval\n- name: quality\n  command: cat score.txt\n  parse: json\n  timeout: 10\n\n## Test timeout\n60\n"
+        "# Calc\n\n## Goal\na higher score\n\n## Scope\n- SCOPE\n- score.txt\n\n## Guards\n\n## Eval command\nfactory eval\n\n## Eval threshold\n0.5\n\n## Constraints\n\n## Target branch\nmain\n\n## Project eval\n- name: quality\n  command: cat score.txt\n  parse: json\n  timeout: 10\n\n## Test timeout\n60\n"
             .replace("SCOPE", lang.scope),
     )
     .unwrap();
