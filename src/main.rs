@@ -16,6 +16,10 @@ use clap::{Parser, Subcommand};
     long_about = None,
 )]
 struct Cli {
+    /// Credential profile from ~/.factory/config.toml (`[credentials.NAME]`); also
+    /// FACTORY_PROFILE or `defaults.profile`.
+    #[arg(long, global = true, value_name = "NAME")]
+    profile: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -64,6 +68,8 @@ enum Command {
     Graph(commands::graph::Args),
     /// Write .factory/strategy/observations.md for the researcher.
     Study(commands::study::Args),
+    /// Show or validate ~/.factory/config.toml (defaults and credential profiles).
+    Config(commands::config::Args),
 }
 
 fn main() -> ExitCode {
@@ -77,6 +83,9 @@ fn main() -> ExitCode {
         }
     };
     commands::install_report_handler();
+    if let Err(code) = commands::config::apply_profile(cli.profile.as_deref()) {
+        return code;
+    }
     match cli.command {
         Command::Check(args) => commands::check::run(args),
         Command::Compile(args) => commands::compile::run(args),
@@ -99,6 +108,7 @@ fn main() -> ExitCode {
         Command::Agent(args) => commands::agent::run(args),
         Command::Graph(args) => commands::graph::run(args),
         Command::Study(args) => commands::study::run(args),
+        Command::Config(args) => commands::config::run(args, cli.profile.as_deref()),
     }
 }
 

@@ -33,4 +33,5 @@ pub mod store;
 pub mod strategy;
 pub mod study;
 pub mod sys;
+pub mod user_config;
 pub mod worktrees;

@@ -74,7 +74,7 @@ pub fn run(args: Args) -> ExitCode {
     };
     let print = |line: &str| {
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{line}");
+        let _ = writeln!(out, "{}", factory_runtime::sys::redact::redact(line));
         let _ = out.flush();
     };
     match agents::run_role(&role, &print) {

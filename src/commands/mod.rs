@@ -13,6 +13,7 @@ use std::process::ExitCode;
 
 pub mod agent;
 pub mod begin;
+pub mod config;
 pub mod demo;
 pub mod detect;
 pub mod discover;
@@ -38,7 +39,8 @@ pub const USAGE: u8 = 2;
 
 /// Prints an error as a miette report on stderr and returns the exit code for it.
 pub fn report(err: impl Into<miette::Report>, code: u8) -> ExitCode {
-    eprintln!("{:?}", err.into());
+    let text = format!("{:?}", err.into());
+    eprintln!("{}", factory_runtime::sys::redact::redact(&text));
     ExitCode::from(code)
 }
 

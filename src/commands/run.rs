@@ -12,6 +12,7 @@ use factory_runtime::exec::{
 };
 
 use super::{FAILED, OK, USAGE, report};
+use factory_runtime::sys::redact::redact;
 
 #[derive(clap::Args)]
 #[command(after_help = "\
@@ -100,19 +101,21 @@ pub fn run(args: Args) -> ExitCode {
         goal: args.goal,
     };
     if args.dry_run {
-        let runner = match exec::runner_for(&settings) {
+        let layers = match factory_runtime::user_config::resolve::Layers::load(Some(&project)) {
+            Ok(l) => l,
+            Err(e) => return report(e, USAGE),
+        };
+        let runner = match exec::runner_for(&exec::resolved_settings(&settings, &layers), &layers) {
             Ok(r) => r,
             Err(e) => return report(e, USAGE),
         };
-        print!(
-            "{}",
-            exec::plan::render(
-                &compiled.ir,
-                &project,
-                runner.as_deref(),
-                exec::knob_values(&compiled.ir)
-            )
+        let plan = exec::plan::render(
+            &compiled.ir,
+            &project,
+            runner.as_deref(),
+            exec::knob_values(&compiled.ir),
         );
+        print!("{}", redact(&plan));
         return ExitCode::from(OK);
     }
     let mut view = View::new(view_mode(args.json));

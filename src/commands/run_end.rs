@@ -65,7 +65,8 @@ pub fn finish(project: &Path, ended: Result<RunEnd, miette::Report>, json: bool)
         "  reviews: {}",
         project.join(".factory/reviews").display()
     ));
-    let text = lines.join("\n");
+    let joined = lines.join("\n");
+    let text = factory_runtime::sys::redact::redact(&joined);
     if json {
         eprintln!("{text}");
     } else {

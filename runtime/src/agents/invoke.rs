@@ -15,6 +15,7 @@ use crate::events::{self, AgentEnded, AgentStarted, Event, EventData, ExpRef, ki
 use crate::project::layout::FactoryPaths;
 use crate::runners::{AgentRequest, Runner};
 use crate::sys::files::atomic_write;
+use crate::sys::redact::redact;
 
 /// A new invocation id: unique across processes and within one.
 pub fn new_invocation_id() -> String {
@@ -80,7 +81,7 @@ pub async fn invoke_with_progress(
     };
     // The review is the agent's output even when it failed: it is what there is to read.
     let written =
-        atomic_write(&review, output.stdout.as_bytes()).map_err(|source| AgentError::Io {
+        atomic_write(&review, redact(&output.stdout).as_bytes()).map_err(|source| AgentError::Io {
             path: review.clone(),
             source,
         });

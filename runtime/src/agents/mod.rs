@@ -19,6 +19,7 @@ pub use prompt::{
 use crate::events::EventsError;
 use crate::runners::{AgentOutput, AgentRequest, Capability, RunnerError, RunnerSpec};
 use crate::sys::process::exit_text;
+use crate::user_config::resolve::{Layers, Source};
 
 /// A finished invocation that exited 0.
 #[derive(Debug, Clone)]
@@ -36,6 +37,10 @@ pub struct AgentResult {
 /// Why an agent invocation did not succeed.
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum AgentError {
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    UserConfig(#[from] crate::user_config::UserConfigError),
+
     /// The runner could not be built (unknown name, missing command or binary, bad
     /// script, missing capability): the caller's setup, not the agent, is at fault.
     #[error("{source}")]
@@ -279,13 +284,28 @@ pub fn run_role(
         .ok()
         .filter(|p| p.is_dir())
         .ok_or_else(|| AgentError::NoProject(run.project.clone()))?;
+    let layers = Layers::load(Some(&project))?;
     let spec = RunnerSpec::from_flags(
         run.runner.as_deref(),
         run.agent_cmd.as_deref(),
         run.script.as_deref(),
+        &layers,
     )
     .ok_or(AgentError::NoRunner)?;
     let runner = crate::runners::build_runner(&spec).map_err(AgentError::setup)?;
+    // An asked-for model (flag, environment) needs model selection; a configured
+    // default (factory.md, config.toml) goes only to runners that select models.
+    let model = layers.model(&run.role, run.model.as_deref(), None);
+    let asked = model
+        .as_ref()
+        .is_some_and(|m| matches!(m.source, Source::Flag | Source::Env(_)));
+    let model = model
+        .filter(|_| asked || runner.meta().capabilities.model_selection)
+        .map(|m| m.value);
+    let timeout = run.timeout.or_else(|| {
+        let t = layers.agent_timeout(None, None, 0);
+        (t.source != Source::Default).then(|| Duration::from_secs(t.value))
+    });
     let resolved = resolve_prompt(&project, &run.role)?;
     let req = AgentRequest {
         role: run.role.clone(),
@@ -293,14 +313,14 @@ pub fn run_role(
         task: run.task.clone(),
         cwd: project.clone(),
         project: project.clone(),
-        timeout: run.timeout,
-        model: run.model.clone(),
+        timeout,
+        model,
         visit: 1,
         ..AgentRequest::default()
     };
     // Asked-for capabilities are checked before anything runs: a setup mistake, not a
     // failed agent.
-    if run.model.is_some() {
+    if asked {
         runner
             .meta()
             .require(Capability::ModelSelection)

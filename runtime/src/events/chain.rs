@@ -315,6 +315,8 @@ pub(super) fn chained_line(
     event: &Event,
 ) -> Result<Append, io::Error> {
     let content = serde_json::to_string(event).map_err(io::Error::other)?;
+    // No secret reaches the log (the MAC covers the redacted text, as written).
+    let content = crate::sys::redact::redact(&content);
     let tail = read_tail(events)?;
     let mut out = Vec::with_capacity(content.len() + SUFFIX_LEN + 2);
     let mut foreign = tail.foreign;

@@ -103,10 +103,15 @@ async fn invoke(
     }
     let resolved = agents::resolve_prompt(&cx.env.project, role).map_err(|e| e.to_string())?;
     let prompt = agents::compose_prompt(&resolved, &task, &outputs, verdict_file.as_deref());
-    let model = match &a.model {
+    let node_model = match &a.model {
         Some(m) => Some(cx.render("model", m)?),
         None => None,
     };
+    let model = cx
+        .env
+        .layers
+        .model(role, None, node_model.as_deref())
+        .map(|s| s.value);
     let req = AgentRequest {
         role: role.to_string(),
         prompt,
@@ -114,7 +119,7 @@ async fn invoke(
         cwd: cx.roots.work_dir().to_path_buf(),
         project: cx.env.project.clone(),
         outputs: outputs.clone(),
-        timeout: Some(cx.timeout()),
+        timeout: Some(cx.agent_timeout()),
         model,
         node: Some(cx.node.id.clone()),
         visit: cx.visit,

@@ -37,6 +37,7 @@ use view::View;
 use crate::events::{self, Event, EventData};
 use crate::project::layout::FactoryPaths;
 use crate::runners::{self, Runner, RunnerSpec};
+use crate::user_config::{UserConfigError, resolve::Layers};
 
 /// A checkpoint older than this is not resumed without `--force` (spec §12.3).
 pub const STALE_AFTER_HOURS: i64 = 24;
@@ -47,6 +48,10 @@ pub const MAX_RESPAWNS_ENV: &str = "FACTORY_MAX_RESPAWNS";
 /// Why a run could not start or go on.
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum RunError {
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    UserConfig(#[from] UserConfigError),
+
     #[error("{0} is not a git repository")]
     #[diagnostic(
         code(factory::run::no_repo),
@@ -161,12 +166,13 @@ pub fn preflight(project: &Path) -> Result<(), RunError> {
 
 /// The settings with the runner the environment names filled in, so a resumed run
 /// uses the runner the run started with.
-pub fn resolved_settings(settings: &RunSettings) -> RunSettings {
+pub fn resolved_settings(settings: &RunSettings, layers: &Layers) -> RunSettings {
     let mut out = settings.clone();
     if let Some(spec) = RunnerSpec::from_flags(
         settings.runner.as_deref(),
         settings.agent_cmd.as_deref(),
         settings.script.as_deref(),
+        layers,
     ) {
         out.runner = Some(spec.name);
         out.agent_cmd = spec.agent_cmd;
@@ -184,11 +190,15 @@ pub fn needs_agents(ir: &Ir) -> bool {
 }
 
 /// Builds the runner the settings name (none when no runner was asked for).
-pub fn runner_for(settings: &RunSettings) -> Result<Option<Arc<dyn Runner>>, RunError> {
+pub fn runner_for(
+    settings: &RunSettings,
+    layers: &Layers,
+) -> Result<Option<Arc<dyn Runner>>, RunError> {
     let Some(spec) = RunnerSpec::from_flags(
         settings.runner.as_deref(),
         settings.agent_cmd.as_deref(),
         settings.script.as_deref(),
+        layers,
     ) else {
         return Ok(None);
     };
@@ -228,6 +238,7 @@ fn env_for(
     ir: &Ir,
     settings: &RunSettings,
     runner: Option<Arc<dyn Runner>>,
+    layers: Layers,
 ) -> NodeEnv {
     let goal = settings
         .goal
@@ -235,6 +246,7 @@ fn env_for(
         .or_else(|| crate::project::config::load(project).ok().map(|c| c.goal))
         .unwrap_or_default();
     NodeEnv {
+        layers,
         project: project.to_path_buf(),
         run_id: run_id.to_string(),
         goal,
@@ -262,8 +274,9 @@ fn env_for(
 pub async fn start(ir: Ir, req: RunRequest, view: &mut View) -> Result<RunEnd, RunError> {
     let project = absolute(&req.project);
     preflight(&project)?;
-    let settings = resolved_settings(&req.settings);
-    let runner = runner_for(&settings)?;
+    let layers = Layers::load(Some(&project))?;
+    let settings = resolved_settings(&req.settings, &layers);
+    let runner = runner_for(&settings, &layers)?;
     if runner.is_none() && needs_agents(&ir) {
         return Err(RunError::NoRunner(crate::agents::AgentError::NoRunner));
     }
@@ -295,7 +308,14 @@ pub async fn start(ir: Ir, req: RunRequest, view: &mut View) -> Result<RunEnd, R
             .filter(|r| !r.is_empty()),
         state: Default::default(),
     };
-    let env = Arc::new(env_for(&project, &run_id, &ir, &req.settings, runner));
+    let env = Arc::new(env_for(
+        &project,
+        &run_id,
+        &ir,
+        &req.settings,
+        runner,
+        layers,
+    ));
     let graph = Arc::new(Graph::new(ir));
     let mut machine = Machine::new(&graph);
     let first = machine.on_input(Input::Start);
@@ -372,13 +392,15 @@ pub async fn resume(project: &Path, force: bool, view: &mut View) -> Result<RunE
     // Agents the killed run left without a terminal event get one now, so every
     // agent.started keeps exactly one terminal event.
     let _ = crate::agents::close_dangling(&project, &cp.run_id);
-    let runner = runner_for(&cp.settings)?;
+    let layers = Layers::load(Some(&project))?;
+    let runner = runner_for(&cp.settings, &layers)?;
     let env = Arc::new(env_for(
         &project,
         &cp.run_id,
         &graph.ir,
         &cp.settings,
         runner,
+        layers,
     ));
     let first = if machine.state.seq == 0 {
         machine.on_input(Input::Start)

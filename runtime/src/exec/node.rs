@@ -23,6 +23,8 @@ pub const DEFAULT_NODE_TIMEOUT: Duration = Duration::from_secs(3600);
 
 /// What every node of a run shares.
 pub struct NodeEnv {
+    /// The user's config and factory.md's agent settings (model, timeout per role).
+    pub layers: crate::user_config::resolve::Layers,
     pub project: PathBuf,
     pub run_id: String,
     pub goal: String,
@@ -166,6 +168,17 @@ impl<'a> NodeCx<'a> {
             .timeout
             .map(Duration::from_secs)
             .unwrap_or(DEFAULT_NODE_TIMEOUT)
+    }
+
+    /// An agent node's timeout: `FACTORY_AGENT_TIMEOUT`, the node's own, config.toml,
+    /// then the default (the user_config::resolve order).
+    pub fn agent_timeout(&self) -> Duration {
+        let default = DEFAULT_NODE_TIMEOUT.as_secs();
+        let t = self
+            .env
+            .layers
+            .agent_timeout(None, self.node.attrs.timeout, default);
+        Duration::from_secs(t.value)
     }
 
     pub fn log_path(&self) -> PathBuf {
@@ -431,5 +444,6 @@ fn write_log(path: &Path, script: &str, out: &AsyncOutput) {
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
-    let _ = std::fs::write(path, format!("$ {script}\n{}{}", out.stdout, out.stderr));
+    let log = format!("$ {script}\n{}{}", out.stdout, out.stderr);
+    let _ = std::fs::write(path, crate::sys::redact::redact(&log).as_bytes());
 }

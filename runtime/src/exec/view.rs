@@ -2,6 +2,7 @@
 //! running, off a terminal one plain line per event, with `--json` the events
 //! themselves on stdout.
 
+use crate::sys::redact::redact;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -40,7 +41,7 @@ impl View {
             ViewMode::Quiet => {}
             ViewMode::Json => {
                 if let Ok(line) = serde_json::to_string(ev) {
-                    println!("{line}");
+                    println!("{}", redact(&line));
                 }
             }
             ViewMode::Plain => eprintln!("{}", self.line(ev)),
@@ -48,8 +49,13 @@ impl View {
         }
     }
 
-    /// One line for an event: elapsed time, type, node and what matters about it.
+    /// One line for an event: elapsed time, type, node and what matters about it
+    /// (redacted: a failure's reason may quote an agent's output).
     fn line(&self, ev: &Event) -> String {
+        redact(&self.raw_line(ev)).into_owned()
+    }
+
+    fn raw_line(&self, ev: &Event) -> String {
         let s = self.started.elapsed().as_secs();
         let fields = ev.fields();
         let get = |k: &str| {

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use crate::project::layout::FACTORY_DIR;
 use crate::sys::process::ProcessError;
+use crate::user_config::resolve::Layers;
 
 /// Runners this build ships.
 pub const KNOWN_RUNNERS: &[&str] = &["exec", "replay"];
@@ -216,20 +217,19 @@ pub struct RunnerSpec {
 }
 
 impl RunnerSpec {
-    /// The runner the flags name, with the environment filling what they leave out
-    /// (`FACTORY_RUNNER`, `FACTORY_AGENT_CMD`, `FACTORY_REPLAY_SCRIPT`), so a parent (a
-    /// run, a CEO agent calling `factory agent`) can pass its runner down once. `None`
-    /// when no runner is named anywhere.
+    /// The runner the flags name, with the lower layers filling what they leave out:
+    /// the environment (`FACTORY_RUNNER`, `FACTORY_AGENT_CMD`, `FACTORY_REPLAY_SCRIPT`, so
+    /// a parent — a run, a CEO agent calling `factory agent` — passes its runner down
+    /// once), then factory.md, then `~/.factory/config.toml` ([`Layers::runner`]).
+    /// `None` when no runner is named anywhere.
     pub fn from_flags(
         runner: Option<&str>,
         agent_cmd: Option<&str>,
         script: Option<&std::path::Path>,
+        layers: &Layers,
     ) -> Option<RunnerSpec> {
         let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-        let name = runner
-            .map(str::to_string)
-            .or_else(|| env("FACTORY_RUNNER"))
-            .filter(|s| !s.trim().is_empty())?;
+        let name = layers.runner(runner)?.value;
         Some(RunnerSpec {
             name,
             agent_cmd: agent_cmd

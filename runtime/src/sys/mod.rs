@@ -4,3 +4,4 @@
 pub mod async_process;
 pub mod files;
 pub mod process;
+pub mod redact;

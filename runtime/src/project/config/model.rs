@@ -100,6 +100,13 @@ pub struct FactoryConfig {
     /// tell an improvement from noise (factory.md `## Eval runs`; 1..=20, default 3).
     #[serde(default = "default_eval_runs")]
     pub eval_runs: u32,
+    /// The agent runner for this project (`## Runner`); below the command line and the
+    /// environment, above `~/.factory/config.toml` (docs/configuration.md).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub runner: String,
+    /// `role: model` lines (`## Models`); `default: model` applies to every role.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub models: Vec<String>,
     /// Sections of `factory.md` under headings no field knows, keyed by the heading in
     /// lower snake case, so they survive until a field is added for them (spec §9.4).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

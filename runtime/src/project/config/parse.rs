@@ -107,6 +107,8 @@ pub const SECTION_MAP: &[(&str, &[&str])] = &[
         &["test_timeout", "timeout", "tests_timeout"],
     ),
     ("eval_runs", &["eval_runs", "runs", "eval_repetitions"]),
+    ("runner", &["runner", "agent_runner"]),
+    ("models", &["models", "agent_models"]),
 ];
 
 /// Fields without a default: `factory.md` must have a heading for each.
@@ -121,7 +123,7 @@ pub const REQUIRED: [&str; 6] = [
 
 fn kind_of(field: &str) -> Kind {
     match field {
-        "goal" | "eval_command" | "target_branch" | "smoke_test" => Kind::Text,
+        "goal" | "eval_command" | "target_branch" | "smoke_test" | "runner" => Kind::Text,
         "eval_threshold" => Kind::Number,
         "clean_pr" => Kind::Bool,
         "test_timeout" => Kind::TestTimeout,
@@ -445,6 +447,23 @@ fn check<T: DeserializeOwned>(value: &Value) -> Result<(), String> {
 }
 
 /// Checks one field's value against its type, so errors point at its section.
+/// `## Models` lines are `role: model`.
+fn check_models(value: &Value) -> Result<(), String> {
+    let lines = value.as_array().map(Vec::as_slice).unwrap_or_default();
+    for line in lines {
+        let text = line.as_str().unwrap_or_default();
+        if !text
+            .split_once(':')
+            .is_some_and(|(r, m)| !r.trim().is_empty() && !m.trim().is_empty())
+        {
+            return Err(format!(
+                "`{text}` is not `role: model` (e.g. `- builder: opus`, `- default: sonnet`)"
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn check_field(field: &str, value: &Value) -> Result<(), String> {
     match field {
         "hypothesis_budget" => check::<HypothesisBudget>(value),
@@ -458,6 +477,7 @@ fn check_field(field: &str, value: &Value) -> Result<(), String> {
         "hygiene_weights" | "growth_weights" => check::<TierWeights>(value),
         "adversarial" => check::<AdversarialConfig>(value),
         "parallel" => check::<ParallelConfig>(value),
+        "models" => check_models(value),
         _ => Ok(()),
     }
 }
