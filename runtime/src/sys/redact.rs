@@ -22,7 +22,7 @@ fn re(pattern: &str) -> Regex {
 /// Known key shapes, replaced whole.
 static SHAPES: LazyLock<Regex> = LazyLock::new(|| {
     re(concat!(
-        r"sk-ant-[A-Za-z0-9_\-]{16,}",                        // Anthropic
+        r"\b(?:sk-ant-[A-Za-z0-9_\-]{16,}",                   // Anthropic
         r"|sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", // OpenAI
         r"|AIza[0-9A-Za-z_\-]{30,}",                          // Google
         r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}", // GitHub
@@ -31,7 +31,7 @@ static SHAPES: LazyLock<Regex> = LazyLock::new(|| {
         r"|(?:AKIA|ASIA)[0-9A-Z]{16}",                        // AWS access key id
         r"|hf_[A-Za-z0-9]{30,}",                              // Hugging Face
         r"|gsk_[A-Za-z0-9]{30,}",                             // Groq
-        r"|eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}", // JWT
+        r"|eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,})", // JWT
     ))
 });
 
@@ -43,8 +43,11 @@ static BEARER: LazyLock<Regex> = LazyLock::new(|| {
 /// `NAME_KEY=value`, `"api_token": "value"`, `--password value`: the value goes when the
 /// name looks secret.
 static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
+    // Environment-style upper-case names ending in _KEY (`OPENAI_API_KEY=`), and any
+    // name holding a secret word; factory's own lower-case fields (`run_key`) are not
+    // secrets.
     re(concat!(
-        r#"(?i)((?:[A-Za-z0-9_\-]*(?:_KEY|_TOKEN|_SECRET|_PASSWORD|_PASSWD|_CREDENTIALS?|APIKEY|API_KEY|SECRET|PASSWORD|TOKEN))"#,
+        r#"((?:\b[A-Z0-9_]*_KEY|(?i:[A-Za-z0-9_\-]*(?:api[_\-]?key|secret|password|passwd|token|access[_\-]?key|private[_\-]?key)))"#,
         r#"["']?\s*(?:=|:)\s*["']?)([^\s"'\\,;&]{4,})"#,
     ))
 });
@@ -182,6 +185,8 @@ mod tests {
             "the task: rename `key_for` to `lookup`",
             "monkey=banana",
             "the token budget is counted in input_tokens: 1234",
+            r#"{"run_key": "run-1/begin/1", "key": "value"}"#,
+            "git switch -c task-abcdefghijklmnopqrstuvwxyz",
             "https://example.com/path?q=1",
         ] {
             assert!(matches!(redact(text), Cow::Borrowed(_)), "{text}");
