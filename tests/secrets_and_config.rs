@@ -201,3 +201,56 @@ fn a_profile_reaches_the_agent_and_its_override_is_named_without_the_value() {
     assert!(!printed.contains(PLAIN), "{printed}");
     assert!(!printed.contains("from-the-shell-123"), "{printed}");
 }
+
+#[test]
+fn config_defaults_pick_the_runner_and_the_model_where_the_runner_can_take_it() {
+    let p = Project::committed(tempfile::tempdir().unwrap().path());
+    write_config(
+        p.home(),
+        "[defaults]\nrunner = \"exec\"\nmodel = \"sonnet\"\n\n[models]\ncode_reviewer = \"opus\"\n",
+    );
+    let agent = |role: &str, cmd: &str| {
+        p.command(&["agent", role, "--task", "t"])
+            .env("FACTORY_AGENT_CMD", cmd)
+            .env_remove("FACTORY_MODEL")
+            .output()
+            .unwrap()
+    };
+    // No --runner: config.toml's runner; the command has no {model}, so the configured
+    // default model is not forced on it.
+    let o = agent("builder", "echo plain > plain.txt");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(p.path().join("plain.txt").is_file());
+    // With a {model} placeholder the role's model from [models] reaches the command.
+    let o = agent("code_reviewer", "echo {model} > model.txt");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(
+        fs::read_to_string(p.path().join("model.txt")).unwrap(),
+        "opus\n"
+    );
+    // factory.md's `## Models` sits above config.toml.
+    let md = fs::read_to_string(p.path().join("factory.md")).unwrap();
+    fs::write(
+        p.path().join("factory.md"),
+        format!("{md}\n## Models\n- default: haiku\n"),
+    )
+    .unwrap();
+    let o = agent("code_reviewer", "echo {model} > model.txt");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(
+        fs::read_to_string(p.path().join("model.txt")).unwrap(),
+        "haiku\n"
+    );
+    // An explicit --model on a runner that cannot take one is a named error.
+    let o = p
+        .command(&["agent", "builder", "--task", "t", "--model", "opus"])
+        .env("FACTORY_AGENT_CMD", "true")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("does not support model selection"),
+        "{}",
+        text(&o.stderr)
+    );
+}

@@ -19,7 +19,7 @@ pub use prompt::{
 use crate::events::EventsError;
 use crate::runners::{AgentOutput, AgentRequest, Capability, RunnerError, RunnerSpec};
 use crate::sys::process::exit_text;
-use crate::user_config::resolve::{Layers, Source};
+use crate::user_config::resolve::{Layers, Source, model_for_runner};
 
 /// A finished invocation that exited 0.
 #[derive(Debug, Clone)]
@@ -296,12 +296,8 @@ pub fn run_role(
     // An asked-for model (flag, environment) needs model selection; a configured
     // default (factory.md, config.toml) goes only to runners that select models.
     let model = layers.model(&run.role, run.model.as_deref(), None);
-    let asked = model
-        .as_ref()
-        .is_some_and(|m| matches!(m.source, Source::Flag | Source::Env(_)));
-    let model = model
-        .filter(|_| asked || runner.meta().capabilities.model_selection)
-        .map(|m| m.value);
+    let asked = model.as_ref().is_some_and(|m| m.is_explicit());
+    let model = model_for_runner(model, runner.meta().capabilities.model_selection);
     let timeout = run.timeout.or_else(|| {
         let t = layers.agent_timeout(None, None, 0);
         (t.source != Source::Default).then(|| Duration::from_secs(t.value))

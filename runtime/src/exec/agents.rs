@@ -107,11 +107,11 @@ async fn invoke(
         Some(m) => Some(cx.render("model", m)?),
         None => None,
     };
-    let model = cx
-        .env
-        .layers
-        .model(role, None, node_model.as_deref())
-        .map(|s| s.value);
+    let selects = runner.meta().capabilities.model_selection;
+    let model = crate::user_config::resolve::model_for_runner(
+        cx.env.layers.model(role, None, node_model.as_deref()),
+        selects,
+    );
     let req = AgentRequest {
         role: role.to_string(),
         prompt,

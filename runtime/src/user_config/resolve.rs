@@ -10,6 +10,16 @@ use std::path::Path;
 use super::{UserConfig, UserConfigError};
 use crate::project::config::FactoryConfig;
 
+/// The model to pass to a runner: one asked for explicitly (flag, environment, the
+/// node) always goes, so a runner that cannot select models fails naming the
+/// capability; a configured default (factory.md, config.toml) goes only to runners
+/// that select models.
+pub fn model_for_runner(model: Option<Setting<String>>, selects_models: bool) -> Option<String> {
+    model
+        .filter(|m| selects_models || m.is_explicit())
+        .map(|m| m.value)
+}
+
 /// Where a setting's value came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
@@ -39,6 +49,13 @@ impl fmt::Display for Source {
 pub struct Setting<T> {
     pub value: T,
     pub source: Source,
+}
+
+impl<T> Setting<T> {
+    /// Asked for by this invocation or the mode, not a configured default.
+    pub fn is_explicit(&self) -> bool {
+        matches!(self.source, Source::Flag | Source::Env(_) | Source::Node)
+    }
 }
 
 /// The layers below the command line: the user's config and the project's factory.md.
@@ -85,13 +102,14 @@ impl ProjectAgents {
 }
 
 impl Layers {
-    /// The user's config, and factory.md of `project` when there is one that parses
+    /// The user's config, and factory.md of `project` (the file, not the config.json
+    /// cache) when there is one that parses
     /// (its own errors are reported by the commands that need it).
     pub fn load(project: Option<&Path>) -> Result<Self, UserConfigError> {
         let user = super::load()?;
         let project = project
             .filter(|p| p.join("factory.md").is_file())
-            .and_then(|p| crate::project::config::load(p).ok())
+            .and_then(|p| crate::project::config::read_factory_md(p).ok())
             .map(|c| ProjectAgents::from_config(&c));
         Ok(Self { user, project })
     }
