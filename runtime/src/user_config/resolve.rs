@@ -103,8 +103,7 @@ impl ProjectAgents {
 
 impl Layers {
     /// The user's config, and factory.md of `project` (the file, not the config.json
-    /// cache) when there is one that parses
-    /// (its own errors are reported by the commands that need it).
+    /// cache) when it parses; its errors are reported by the commands that need it.
     pub fn load(project: Option<&Path>) -> Result<Self, UserConfigError> {
         let user = super::load()?;
         let project = project
