@@ -54,6 +54,9 @@ pub struct Args {
     /// Model for the agent (exec: needs {model} in --agent-cmd).
     #[arg(long, value_name = "M")]
     model: Option<String>,
+    /// Work in experiment N's worktree, for it (QA run by hand counts for its precheck).
+    #[arg(long, value_name = "N")]
+    exp: Option<u32>,
     /// Run at the terminal instead of headless (the output is not captured).
     #[arg(long)]
     interactive: bool,
@@ -71,6 +74,7 @@ pub fn run(args: Args) -> ExitCode {
         timeout: args.timeout.map(Duration::from_secs),
         model: args.model,
         interactive: args.interactive,
+        exp: args.exp,
     };
     let print = |line: &str| {
         let mut out = std::io::stdout().lock();

@@ -82,8 +82,13 @@ pub fn run(args: Args) -> ExitCode {
     };
     match recorded {
         Ok(Some(b)) if !args.json => eprintln!(
-            "baseline recorded ({}): {:?} tests, composite {:.3}",
-            b.source, b.test_count, result.composite.total
+            "baseline recorded ({}): {}, composite {:.3}",
+            b.source,
+            b.test_count.map_or_else(
+                || "no test count".to_string(),
+                |n| format!("{n} test{}", if n == 1 { "" } else { "s" }),
+            ),
+            result.composite.total + 0.0
         ),
         Ok(_) => {}
         Err(err) => return report(err, USAGE),

@@ -42,7 +42,8 @@ pub fn run(args: Args) -> ExitCode {
             }
             if r.gitignore_updated {
                 println!(
-                    "added .factory/ to {}",
+                    "added .factory/ to {}; commit it (experiments start from committed \
+                     files): git add .gitignore && git commit -m \"Ignore factory's state\"",
                     args.path.join(".gitignore").display()
                 );
             }

@@ -37,6 +37,15 @@ pub struct AgentResult {
 /// Why an agent invocation did not succeed.
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum AgentError {
+    #[error("experiment {id} has no worktree at {path}")]
+    #[diagnostic(
+        code(factory::agent::no_worktree),
+        help(
+            "start it with `factory begin --hypothesis \"...\"`; a finalized experiment's worktree is gone"
+        )
+    )]
+    NoWorktree { id: u32, path: PathBuf },
+
     #[error(transparent)]
     #[diagnostic(transparent)]
     UserConfig(#[from] crate::user_config::UserConfigError),
@@ -263,6 +272,9 @@ pub struct RoleRun {
     pub timeout: Option<Duration>,
     pub model: Option<String>,
     pub interactive: bool,
+    /// Run in experiment N's worktree, for it: its `agent.*` events carry the
+    /// experiment's id, which is how QA run by hand counts for precheck.
+    pub exp: Option<u32>,
 }
 
 /// How a [`run_role`] ended.
@@ -303,11 +315,22 @@ pub fn run_role(
         (t.source != Source::Default).then(|| Duration::from_secs(t.value))
     });
     let resolved = resolve_prompt(&project, &run.role)?;
+    let (cwd, env) = match run.exp {
+        Some(id) => {
+            let wt = crate::worktrees::worktree_path(&project, id);
+            if !wt.is_dir() {
+                return Err(AgentError::NoWorktree { id, path: wt });
+            }
+            (wt, vec![("FACTORY_EXP_ID".to_string(), id.to_string())])
+        }
+        None => (project.clone(), Vec::new()),
+    };
     let req = AgentRequest {
         role: run.role.clone(),
         prompt: compose_prompt(&resolved, &run.task, &[], None),
         task: run.task.clone(),
-        cwd: project.clone(),
+        cwd,
+        env,
         project: project.clone(),
         timeout,
         model,

@@ -5,6 +5,7 @@
 //! (each with a timeout, none able to abort the others), merges the tiers, scores them,
 //! and writes `.factory/last_eval.json` best-effort.
 
+pub mod declared;
 pub mod discovery;
 pub mod growth;
 pub mod hygiene;
@@ -39,6 +40,9 @@ pub struct EvalSettings {
     pub threshold: f64,
     /// Per hygiene check and for `eval/score.py` (factory.md `test_timeout`).
     pub test_timeout: Duration,
+    /// factory.md's `Eval command` when it is not factory's own eval: `factory eval`
+    /// runs it as the `eval_command` dimension (precheck runs it per side itself).
+    pub eval_command: Option<String>,
 }
 
 impl Default for EvalSettings {
@@ -48,6 +52,7 @@ impl Default for EvalSettings {
             weights: MergeWeights::default(),
             threshold: 0.0,
             test_timeout: Duration::from_secs(600),
+            eval_command: None,
         }
     }
 }
@@ -80,6 +85,8 @@ impl EvalSettings {
             },
             threshold: config.eval_threshold,
             test_timeout: Duration::from_secs(config.test_timeout.max(1)),
+            eval_command: (!declared::is_builtin_eval(&config.eval_command))
+                .then(|| config.eval_command.trim().to_string()),
         }
     }
 }
@@ -137,7 +144,15 @@ pub fn run_eval_at(
         }
     }
     let baseline = load_baseline(store)?;
-    let measured = measure(code, settings);
+    let mut measured = measure(code, settings);
+    if let Some(command) = &settings.eval_command {
+        // A crash or unparsable output is a failed dimension here (precheck refuses it).
+        let result = declared::run_eval_command(code, command, settings.test_timeout)
+            .unwrap_or_else(|why| {
+                EvalResult::new("eval_command", Tier::Project, 0.0, 1.0, false, why)
+            });
+        measured.push_project(result);
+    }
     let report = measured.score(baseline.as_ref(), settings);
     write_last_eval(store, &report);
     Ok(report)

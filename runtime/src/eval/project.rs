@@ -132,7 +132,7 @@ pub fn run_score_py(root: &Path, timeout: Duration) -> Option<Vec<EvalResult>> {
         ));
     }
     if !out.success() {
-        return fail(format!("crashed (exit {:?}): {}", out.code, out.tail(3)));
+        return fail(format!("crashed ({}): {}", out.exit_text(), out.tail(3)));
     }
     match parse_score_py(&out.stdout) {
         Ok(results) if results.is_empty() => fail("printed no dimensions".into()),

@@ -91,7 +91,8 @@ pub fn compute_composite(
             r.weight /= weight_sum;
         }
     }
-    let total: f64 = results.iter().map(|r| r.score * r.weight).sum();
+    // `+ 0.0` turns a negative zero into zero: no composite prints as -0.0.
+    let total: f64 = results.iter().map(|r| r.score * r.weight).sum::<f64>() + 0.0;
     let passed = guard_violations.is_empty() && total >= threshold;
     CompositeScore {
         total,

@@ -146,10 +146,10 @@ impl<'de> Deserialize<'de> for Event {
 
 /// The current UTC time as ISO-8601 with millisecond precision.
 pub fn now_iso8601() -> String {
-    let now = jiff::Timestamp::now();
-    // Round to milliseconds: precise enough to order events, short enough to read.
-    let ms = jiff::Timestamp::from_millisecond(now.as_millisecond()).unwrap_or(now);
-    ms.to_string()
+    // Always milliseconds, so every timestamp has the same width (2026-12-01T11:05:01.700Z).
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string()
 }
 
 /// Appends `event` as one chained line to the project's `events.jsonl`, under its

@@ -147,8 +147,9 @@ pub fn qa_outcome(log: &VerifiedLog, id: u32) -> CheckOutcome {
         return CheckOutcome::fail(
             NAME,
             vec![format!(
-                "Sacred Rule 9: the verified event log has no experiment.begin for \
-                 experiment {id}, so no QA can be shown to have followed it"
+                "Sacred Rule 9 (mandatory QA, docs/sacred-rules.md): the verified event \
+                 log has no experiment.begin for experiment {id}, so no QA can be shown \
+                 to have followed it"
             )],
         );
     };
@@ -204,10 +205,13 @@ pub fn qa_outcome(log: &VerifiedLog, id: u32) -> CheckOutcome {
         );
     }
     let mut details = vec![format!(
-        "Sacred Rule 9: experiment {id} has no verified agent.completed by {} after \
-         {after_what}; all of {} must complete after the last change",
+        "Sacred Rule 9 (mandatory QA, docs/sacred-rules.md): experiment {id} has no \
+         verified agent.completed by {} after {after_what}; all of {} must complete after \
+         the last change. Run each through factory for this experiment, e.g. `factory \
+         agent {} --exp {id} --runner exec --agent-cmd \"...\"`",
         missing.join(", "),
-        REQUIRED_QA_ROLES.join(", ")
+        REQUIRED_QA_ROLES.join(", "),
+        missing.first().copied().unwrap_or("health_checker")
     )];
     for (v, role) in &completions {
         if missing.contains(&role.as_str()) && v.line <= after && v.line > begin.line {

@@ -143,11 +143,12 @@ fn aggregate(records: &[&ExperimentRecord]) -> String {
 }
 
 fn fmt_opt(x: Option<f64>) -> String {
-    x.map(|v| v.to_string()).unwrap_or_else(|| "?".to_owned())
+    x.map(|v| crate::store::round6(v).to_string())
+        .unwrap_or_else(|| "?".to_owned())
 }
 
 fn fmt_delta(d: Option<f64>) -> String {
-    match d {
+    match d.map(crate::store::round6) {
         Some(v) if v > 0.0 => format!("+{v}"),
         Some(v) => v.to_string(),
         None => "-".to_owned(),

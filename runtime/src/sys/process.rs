@@ -138,12 +138,23 @@ impl Drop for IsolatedBuilds {
     }
 }
 
+/// Commands factory runs itself (evals, guards, test runs) must leave the tree they run
+/// in as they found it: Python writes no bytecode there (what it must write, e.g.
+/// `compileall`, goes under a prefix in the temp directory).
+fn leave_no_caches(cmd: &mut Command) {
+    cmd.env("PYTHONDONTWRITEBYTECODE", "1").env(
+        "PYTHONPYCACHEPREFIX",
+        std::env::temp_dir().join("factory-pycache"),
+    );
+}
+
 fn run(
     mut cmd: Command,
     label: &str,
     dir: &Path,
     timeout: Duration,
 ) -> Result<Output, ProcessError> {
+    leave_no_caches(&mut cmd);
     if ISOLATED_BUILDS.get() {
         for var in SHARED_BUILD_CACHES {
             cmd.env_remove(var);

@@ -158,6 +158,19 @@ impl ProjectProfile {
     }
 }
 
+/// A project without a manifest is still Python when it has `.py` files at its root or
+/// in a `tests/` (or `test/`) directory: many small projects have no pyproject.toml.
+fn has_python_files(root: &Path) -> bool {
+    let has_py = |dir: &Path| {
+        fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| e.path().extension().is_some_and(|x| x == "py") && e.path().is_file())
+    };
+    has_py(root) || ["tests", "test"].iter().any(|d| has_py(&root.join(d)))
+}
+
 /// Looks at `root` and returns its profile. Never fails: an unknown project gets a
 /// profile whose checks all say why they are unavailable.
 pub fn introspect(root: &Path) -> ProjectProfile {
@@ -183,6 +196,7 @@ pub fn introspect(root: &Path) -> ProjectProfile {
     ]
     .iter()
     .any(|f| root.join(f).is_file())
+        || has_python_files(root)
     {
         languages.push(Language::Python);
     }
@@ -199,7 +213,8 @@ pub fn introspect(root: &Path) -> ProjectProfile {
                 .map(|k| {
                     Check::missing(
                         *k,
-                        "no Cargo.toml, go.mod, package.json or Python project file at the root",
+                        "no Cargo.toml, go.mod, package.json or Python files at the root \
+                         (declare the project's own checks under `## Project eval` in factory.md)",
                     )
                 })
                 .collect(),

@@ -218,7 +218,7 @@ pub(super) fn python(root: &Path) -> (Option<String>, Vec<Check>) {
     let tests = if pytest {
         Check::run(
             CheckKind::Tests,
-            "python3 -m pytest -q",
+            "python3 -m pytest -q -p no:cacheprovider",
             OutputParser::TestSummary,
         )
     } else if py {

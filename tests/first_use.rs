@@ -1,0 +1,201 @@
+//! The experiment core as a new user meets it (issue: "every project scores
+//! truthfully"): a plain Python project with no manifest and no ignores, driven by hand
+//! — init, eval, begin, a change, QA through `factory agent --exp`, precheck — scores its
+//! real tests, stays clean, and keeps an honest improvement.
+
+mod support;
+
+use std::fs;
+use std::path::Path;
+use std::process::Output;
+
+use assert_cmd::Command;
+use git2::Repository;
+use serde_json::Value;
+use support::{commit_all, text};
+
+struct Project {
+    dir: tempfile::TempDir,
+    home: tempfile::TempDir,
+}
+
+impl Project {
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn factory(&self, args: &[&str]) -> Output {
+        Command::cargo_bin("factory")
+            .unwrap()
+            .current_dir(self.path())
+            .env("FACTORY_HOME", self.home.path())
+            .env_remove("FACTORY_RUN_ID")
+            .env_remove("FACTORY_RUNNER")
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    /// `git status` of the user's checkout, ignored files included.
+    fn status(&self) -> Vec<String> {
+        let repo = Repository::open(self.path()).unwrap();
+        let mut opts = git2::StatusOptions::new();
+        opts.include_untracked(true)
+            .include_ignored(true)
+            .recurse_untracked_dirs(true);
+        repo.statuses(Some(&mut opts))
+            .unwrap()
+            .iter()
+            .filter_map(|s| s.path().ok().map(str::to_string))
+            .collect()
+    }
+}
+
+const CALC: &str = "def add(a, b):\n    return a + b\n";
+const TESTS: &str = "import unittest\n\nfrom calc import add\n\n\nclass CalcTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n";
+
+/// calc.py, test_calc.py and a committed factory.md: no pyproject.toml, no .gitignore.
+fn plain_python() -> Project {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Repository::init(dir.path()).unwrap();
+    repo.set_head("refs/heads/main").unwrap();
+    fs::write(dir.path().join("calc.py"), CALC).unwrap();
+    fs::write(dir.path().join("test_calc.py"), TESTS).unwrap();
+    fs::write(
+        dir.path().join("factory.md"),
+        "# Calc\n\n## Goal\nmore tested code\n\n## Scope\n- *.py\n\n## Guards\n\n## Eval command\nfactory eval\n\n## Eval threshold\n0.3\n\n## Constraints\n- none\n",
+    )
+    .unwrap();
+    commit_all(&repo, "calc");
+    Project {
+        dir,
+        home: tempfile::tempdir().unwrap(),
+    }
+}
+
+#[test]
+fn a_python_project_without_a_manifest_scores_its_real_tests_and_stays_clean() {
+    let p = plain_python();
+    let o = p.factory(&["init"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let said = text(&o.stdout);
+    assert!(
+        said.contains("commit it") && said.contains("git add .gitignore"),
+        "init says what to commit: {said}"
+    );
+    let o = p.factory(&["eval", "--json"]);
+    let report: Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&o.stdout), text(&o.stderr)));
+    assert_eq!(report["language"], "python", "{report:#}");
+    assert_eq!(report["test_count"], 1, "{report:#}");
+    let tests = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "tests")
+        .unwrap_or_else(|| panic!("no tests dimension: {report:#}"));
+    assert_eq!(tests["passed"], true, "{report:#}");
+    assert!(report["total"].as_f64().unwrap() > 0.0, "{report:#}");
+    // The eval wrote nothing into the user's tree: no __pycache__, no .pytest_cache.
+    let left: Vec<String> = p
+        .status()
+        .into_iter()
+        .filter(|f| !f.starts_with(".factory/") && f != ".gitignore")
+        .collect();
+    assert!(left.is_empty(), "the eval left files behind: {left:?}");
+    // The human summary speaks English, not Rust.
+    let o = p.factory(&["eval", "--record-baseline"]);
+    let err = text(&o.stderr);
+    assert!(!err.contains("Some(") && !err.contains("None"), "{err}");
+}
+
+#[test]
+fn an_honest_change_driven_by_hand_with_qa_run_through_factory_passes_precheck() {
+    let p = plain_python();
+    assert!(p.factory(&["init"]).status.success());
+    // Left uncommitted on purpose: the user has not committed init's .gitignore yet.
+    let o = p.factory(&["begin", "--hypothesis", "cover negatives"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let id = text(&o.stdout).trim().to_string();
+    let wt = p.path().join(format!(
+        ".factory/worktrees/exp-{:03}",
+        id.parse::<u32>().unwrap()
+    ));
+    fs::write(
+        wt.join("test_calc.py"),
+        format!(
+            "{TESTS}\n    def test_negative(self):\n        self.assertEqual(add(-1, -2), -3)\n"
+        ),
+    )
+    .unwrap();
+    commit_all(&Repository::open(&wt).unwrap(), "cover negatives");
+
+    // Before QA: the refusal says what the rule is and how to satisfy it.
+    let o = p.factory(&["precheck", "--exp", &id, "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let qa = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "qa_execution")
+        .unwrap()["details"]
+        .to_string();
+    assert!(
+        qa.contains("docs/sacred-rules.md") && qa.contains(&format!("--exp {id}")),
+        "{qa}"
+    );
+
+    for role in ["health_checker", "code_reviewer", "adversarial_tester"] {
+        let o = p.factory(&[
+            "agent",
+            role,
+            "--exp",
+            &id,
+            "--runner",
+            "exec",
+            "--agent-cmd",
+            "echo reviewed in $(basename $PWD)",
+        ]);
+        assert!(o.status.success(), "{role}: {}", text(&o.stderr));
+        assert!(
+            text(&o.stdout).contains(&format!("exp-{:03}", id.parse::<u32>().unwrap())),
+            "the agent worked in the experiment's worktree: {}",
+            text(&o.stdout)
+        );
+    }
+    let o = p.factory(&["precheck", "--exp", &id, "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&o.stdout), text(&o.stderr)));
+    assert_eq!(v["passed"], true, "{v:#}");
+    let o = p.factory(&["finalize", "--id", &id, "--verdict", "keep"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // The user's checkout: only init's .gitignore and factory's own directory.
+    let left: Vec<String> = p
+        .status()
+        .into_iter()
+        .filter(|f| !f.starts_with(".factory/"))
+        .collect();
+    assert_eq!(left, vec![".gitignore".to_string()]);
+}
+
+#[test]
+fn factory_agent_for_an_unknown_experiment_names_begin() {
+    let p = plain_python();
+    assert!(p.factory(&["init"]).status.success());
+    let o = p.factory(&[
+        "agent",
+        "health_checker",
+        "--exp",
+        "7",
+        "--runner",
+        "exec",
+        "--agent-cmd",
+        "true",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("experiment 7 has no worktree") && err.contains("factory begin"),
+        "{err}"
+    );
+}
