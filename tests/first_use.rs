@@ -199,3 +199,60 @@ fn factory_agent_for_an_unknown_experiment_names_begin() {
         "{err}"
     );
 }
+
+#[test]
+fn the_reviewed_eval_profile_is_what_eval_runs_and_stays_approved_until_it_changes() {
+    let p = plain_python();
+    assert!(p.factory(&["init"]).status.success());
+    assert!(p.factory(&["discover"]).status.success());
+    let o = p.factory(&["discover", "--approve"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let state = |p: &Project| text(&p.factory(&["detect"]).stdout).trim().to_string();
+    assert_eq!(state(&p), "has_factory");
+
+    // Looking again keeps the approval.
+    let o = p.factory(&["discover"]);
+    assert!(text(&o.stdout).contains("reviewed"), "{}", text(&o.stdout));
+    assert_eq!(state(&p), "has_factory");
+
+    // Editing the approved profile changes what eval runs, and puts it back in review.
+    let path = p.path().join(".factory/eval_profile.json");
+    let mut profile: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    for d in profile["dimensions"].as_array_mut().unwrap() {
+        if d["name"] == "tests" {
+            d["command"] = Value::from("echo '1 failed' >&2; exit 1");
+        }
+    }
+    fs::write(&path, serde_json::to_string_pretty(&profile).unwrap()).unwrap();
+    assert_eq!(state(&p), "evals_pending_review");
+    let o = p.factory(&["eval", "--json"]);
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["profile"], "pending", "{report:#}");
+    let tests = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "tests")
+        .unwrap();
+    assert_eq!(tests["passed"], false, "the edited command ran: {report:#}");
+    let o = p.factory(&["eval"]);
+    assert!(
+        text(&o.stdout).contains("eval profile: pending review"),
+        "{}",
+        text(&o.stdout)
+    );
+
+    // Precheck names the pending profile and refuses it.
+    let o = p.factory(&["begin", "--hypothesis", "anything"]);
+    let id = text(&o.stdout).trim().to_string();
+    let o = p.factory(&["precheck", "--exp", &id, "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["failures"].to_string().contains("eval_profile"), "{v:#}");
+
+    // Approving the edit makes it the profile in force.
+    assert!(p.factory(&["discover", "--approve"]).status.success());
+    assert_eq!(state(&p), "has_factory");
+    let o = p.factory(&["eval", "--json"]);
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["profile"], "approved", "{report:#}");
+}

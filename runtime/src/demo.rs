@@ -80,7 +80,7 @@ pub fn prepare(dir: &Path) -> Result<(), DemoError> {
     })?;
     config::init_project(dir, false)?;
     let cfg = config::load(dir)?;
-    let report = eval::run_eval(dir, &EvalSettings::from_config(&cfg))?;
+    let report = eval::run_eval(dir, &EvalSettings::from_config(&cfg).with_profile_of(dir))?;
     eval::record_baseline(dir, &report, "factory demo")?;
     Ok(())
 }

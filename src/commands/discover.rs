@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use factory_runtime::eval::discovery::{self, EvalProfile, ProfileError};
+use factory_runtime::eval::discovery::{self, Discovered, EvalProfile, ProfileError};
 use factory_runtime::project::config;
 
 use super::{OK, USAGE, report};
@@ -14,9 +14,13 @@ use super::{OK, USAGE, report};
 #[command(after_help = "\
 A new profile is written with \"human_reviewed\": false, which keeps the project in
 the evals_pending_review state until someone reads it and runs `factory discover
---approve`. factory.md's eval_spec bullets are classified: those naming a command
-become dimensions, the rest stay as advisory text. A previous, different profile is
-kept as .factory/eval_profile.json.previous.
+--approve`. The approval holds until the profile's content changes (an edit puts it
+back into review). Running discover again never resets an approval: when discovery
+proposes something different, the proposal goes to .factory/eval_profile.proposed.json
+and the approved profile stays in force (`--replace` adopts the proposal, for review).
+factory.md's eval_spec bullets are classified: those naming a command become
+dimensions, the rest stay as advisory text. A previous, different profile is kept as
+.factory/eval_profile.json.previous.
 
 Examples:
   factory discover
@@ -29,6 +33,10 @@ pub struct Args {
     /// Mark the existing profile as human-reviewed (generates one first if there is none).
     #[arg(long, visible_alias = "auto-approve")]
     approve: bool,
+    /// Replace an approved profile with what discovery proposes now (it then needs
+    /// approval again).
+    #[arg(long)]
+    replace: bool,
     /// Print the profile as JSON.
     #[arg(long)]
     json: bool,
@@ -46,14 +54,31 @@ pub fn run(args: Args) -> ExitCode {
         );
     }
     let result = if args.approve {
-        match discovery::approve_profile(&args.path) {
+        let fresh = if args.replace {
+            generate(&args.path, true).map(|_| ())
+        } else {
+            Ok(())
+        };
+        fresh.and_then(|_| match discovery::approve_profile(&args.path) {
             Err(ProfileError::Missing { .. }) => {
-                generate(&args.path).and_then(|_| discovery::approve_profile(&args.path))
+                generate(&args.path, false).and_then(|_| discovery::approve_profile(&args.path))
             }
             other => other,
-        }
+        })
     } else {
-        generate(&args.path)
+        generate(&args.path, args.replace).map(|d| match d {
+            Discovered::Written(p) | Discovered::Unchanged(p) => p,
+            Discovered::Proposed { approved, proposal, path } => {
+                eprintln!(
+                    "discovery now proposes a different profile ({} dimension(s): {}); it is in {}\n\
+                     the approved profile stays in force; `factory discover --replace` adopts the proposal (to be reviewed)",
+                    proposal.dimensions.len(),
+                    proposal.dimensions.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", "),
+                    path.display()
+                );
+                approved
+            }
+        })
     };
     let profile = match result {
         Ok(p) => p,
@@ -70,11 +95,11 @@ pub fn run(args: Args) -> ExitCode {
     ExitCode::from(OK)
 }
 
-fn generate(path: &std::path::Path) -> Result<EvalProfile, ProfileError> {
+fn generate(path: &std::path::Path, replace: bool) -> Result<Discovered, ProfileError> {
     // eval_spec bullets come from factory.md when the project has one; without it
     // discovery still runs on introspection alone.
     let spec = config::load(path).map(|c| c.eval_spec).unwrap_or_default();
-    discovery::discover(path, &spec).map(|(p, _)| p)
+    discovery::discover(path, &spec, replace)
 }
 
 fn print_summary(p: &EvalProfile, path: &std::path::Path) {

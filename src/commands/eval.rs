@@ -52,10 +52,10 @@ pub struct Args {
 
 pub fn run(args: Args) -> ExitCode {
     let mut settings = match config::load(&args.path) {
-        Ok(cfg) => EvalSettings::from_config(&cfg),
+        Ok(cfg) => EvalSettings::from_config(&cfg).with_profile_of(&args.path),
         // No factory.md yet: eval still works with the defaults.
         Err(ConfigError::Missing { .. } | ConfigError::MissingFactoryMd { .. }) => {
-            EvalSettings::default()
+            EvalSettings::default().with_profile_of(&args.path)
         }
         Err(err) => return report(err, USAGE),
     };

@@ -43,6 +43,9 @@ pub struct EvalSettings {
     /// factory.md's `Eval command` when it is not factory's own eval: `factory eval`
     /// runs it as the `eval_command` dimension (precheck runs it per side itself).
     pub eval_command: Option<String>,
+    /// The project's eval profile: when present its checks are what runs (what was
+    /// approved is what is measured); without one, introspection decides.
+    pub profile: Option<discovery::EvalProfile>,
 }
 
 impl Default for EvalSettings {
@@ -53,6 +56,7 @@ impl Default for EvalSettings {
             threshold: 0.0,
             test_timeout: Duration::from_secs(600),
             eval_command: None,
+            profile: None,
         }
     }
 }
@@ -87,8 +91,37 @@ impl EvalSettings {
             test_timeout: Duration::from_secs(config.test_timeout.max(1)),
             eval_command: (!declared::is_builtin_eval(&config.eval_command))
                 .then(|| config.eval_command.trim().to_string()),
+            profile: None,
         }
     }
+
+    /// These settings with the eval profile of the project at `store`, when it has a
+    /// readable one.
+    pub fn with_profile_of(mut self, store: &Path) -> Self {
+        self.profile = discovery::load_profile(store).ok();
+        self
+    }
+
+    /// Whether the profile in use awaits review (named by every command that scores).
+    pub fn profile_state(&self) -> ProfileState {
+        match &self.profile {
+            None => ProfileState::None,
+            Some(p) if p.is_approved() => ProfileState::Approved,
+            Some(_) => ProfileState::Pending,
+        }
+    }
+}
+
+/// The eval profile an eval ran with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProfileState {
+    /// No profile: introspection chose the checks.
+    #[default]
+    None,
+    Approved,
+    /// Never approved, or changed since: its checks ran, and the result says so.
+    Pending,
 }
 
 /// The composite plus what the user needs to read it.
@@ -103,6 +136,9 @@ pub struct EvalReport {
     pub test_count: Option<u64>,
     pub coverage: Option<f64>,
     pub baseline: Option<Baseline>,
+    /// The eval profile the checks came from.
+    #[serde(default)]
+    pub profile: ProfileState,
 }
 
 impl EvalReport {
@@ -173,7 +209,10 @@ pub struct Measurement {
 /// Runs every dimension in `code` and nothing else: no file is read from or written to
 /// any `.factory/` (the caller decides what the result is compared with).
 pub fn measure(code: &Path, settings: &EvalSettings) -> Measurement {
-    let profile = introspect(code);
+    let profile = match &settings.profile {
+        Some(p) => p.to_project_profile(),
+        None => introspect(code),
+    };
     let hygiene = hygiene::run_hygiene(code, &profile, settings.test_timeout);
     let additions = project::run_score_py(code, settings.test_timeout).unwrap_or_default();
     let custom = settings
@@ -232,6 +271,7 @@ impl Measurement {
             test_count: self.hygiene.test_counts.map(|c| c.total()),
             coverage: self.hygiene.coverage,
             baseline: baseline.cloned(),
+            profile: settings.profile_state(),
         }
     }
 }

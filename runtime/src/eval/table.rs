@@ -82,5 +82,12 @@ pub fn render(report: &EvalReport) -> String {
     for v in &c.guard_violations {
         let _ = writeln!(out, "guard violation: {v}");
     }
+    if report.profile == super::ProfileState::Pending {
+        let _ = writeln!(
+            out,
+            "eval profile: pending review (.factory/eval_profile.json was never approved or \
+             changed since; precheck refuses it until `factory discover --approve`)"
+        );
+    }
     out
 }

@@ -194,7 +194,7 @@ pub fn run_precheck(
         Some(eval::run_eval_at(
             code,
             root,
-            &EvalSettings::from_config(config),
+            &EvalSettings::from_config(config).with_profile_of(root),
         )?)
     };
     let history = load_history(root)?;
@@ -462,7 +462,8 @@ pub fn run_experiment_precheck(
         sides.subdir,
         "head",
     )?;
-    let settings = EvalSettings::from_config(config);
+    let settings = EvalSettings::from_config(config).with_profile_of(sides.project);
+    checks.push(eval_profile_check(&settings));
     let command =
         (!sides::is_builtin_eval(&config.eval_command)).then_some(config.eval_command.as_str());
     let measured = sides::measure_sides(&base, &head, &settings, command, config.eval_runs)?;
@@ -561,6 +562,26 @@ fn factory_md_check(config: &FactoryConfig, sides: &ExperimentSides<'_>) -> Chec
                 sides.base
             )],
         )
+    }
+}
+
+/// The eval profile both sides were measured with must be the approved one: a profile
+/// never approved, or edited since, is named and refused.
+fn eval_profile_check(settings: &EvalSettings) -> CheckOutcome {
+    const NAME: &str = "eval_profile";
+    match (settings.profile_state(), &settings.profile) {
+        (eval::ProfileState::Approved, Some(p)) => {
+            CheckOutcome::pass(NAME, format!("approved profile {}", p.content_hash()))
+        }
+        (eval::ProfileState::Pending, _) => CheckOutcome::fail(
+            NAME,
+            vec![
+                ".factory/eval_profile.json is pending review (never approved, or changed since): \
+                 review it, then run `factory discover --approve`"
+                    .to_string(),
+            ],
+        ),
+        _ => CheckOutcome::pass(NAME, "no eval profile: the checks introspection finds"),
     }
 }
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::eval_spec::{SpecClass, classify_eval_spec_item, dimension_name};
-use super::introspect::{CheckKind, Language, OutputParser, ProjectProfile};
+use super::introspect::{Check, CheckKind, Language, OutputParser, ProjectProfile};
 use crate::events::now_iso8601;
 use crate::project::layout::{FactoryPaths, LayoutError, ensure_factory_dir};
 use crate::sys::files::atomic_write;
@@ -35,6 +35,19 @@ pub enum DimensionParser {
     EmptyOutput,
     TestSummary,
     CoveragePercent,
+}
+
+impl DimensionParser {
+    /// How a hygiene check reads this parser's output (JSON and regex dimensions are
+    /// project dimensions; as a hygiene check they fall back to the exit code).
+    pub fn as_output_parser(self) -> OutputParser {
+        match self {
+            Self::EmptyOutput => OutputParser::EmptyOutput,
+            Self::TestSummary => OutputParser::TestSummary,
+            Self::CoveragePercent => OutputParser::CoveragePercent,
+            Self::ExitCode | Self::Json | Self::Regex => OutputParser::ExitCode,
+        }
+    }
 }
 
 impl From<OutputParser> for DimensionParser {
@@ -87,6 +100,78 @@ pub struct EvalProfile {
     #[serde(default)]
     pub advisory: Vec<String>,
     pub generated_at: String,
+    /// [`EvalProfile::content_hash`] when it was approved: an edit after approval puts
+    /// the profile back into review.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved_hash: Option<String>,
+}
+
+impl EvalProfile {
+    /// A hash of what the profile measures (language and dimensions), not of when it
+    /// was generated: a re-discovery that proposes the same thing has the same hash.
+    pub fn content_hash(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let body =
+            serde_json::to_string(&(&self.project_type, &self.dimensions)).unwrap_or_default();
+        let digest = Sha256::digest(body.as_bytes());
+        digest.iter().take(12).map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Reviewed, and unchanged since (a profile approved before hashes were recorded
+    /// counts as approved).
+    pub fn is_approved(&self) -> bool {
+        self.human_reviewed
+            && self
+                .approved_hash
+                .as_ref()
+                .is_none_or(|h| *h == self.content_hash())
+    }
+
+    /// The checks eval runs, from this profile: what was approved is what runs. A
+    /// hygiene check the profile does not hold is skipped with the profile's reason.
+    pub fn to_project_profile(&self) -> ProjectProfile {
+        let language = match self.project_type.as_str() {
+            "rust" => Language::Rust,
+            "go" => Language::Go,
+            "typescript" => Language::TypeScript,
+            "javascript" => Language::JavaScript,
+            "python" => Language::Python,
+            _ => Language::Unknown,
+        };
+        let checks = CheckKind::ALL
+            .iter()
+            .map(|kind| {
+                let dim = self.dimensions.iter().find(|d| d.name == kind.name());
+                match dim {
+                    Some(d) => Check {
+                        kind: *kind,
+                        command: Some(d.command.clone()),
+                        parser: d.parser.as_output_parser(),
+                        unavailable: None,
+                    },
+                    None => Check {
+                        kind: *kind,
+                        command: None,
+                        parser: OutputParser::ExitCode,
+                        unavailable: Some(
+                            self.unavailable
+                                .iter()
+                                .find(|u| u.name == kind.name())
+                                .map(|u| u.reason.clone())
+                                .unwrap_or_else(|| "not in the eval profile".into()),
+                        ),
+                    },
+                }
+            })
+            .collect();
+        ProjectProfile {
+            language,
+            languages: vec![language],
+            framework: self.framework.clone(),
+            checks,
+            ci: self.ci.clone(),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
@@ -175,6 +260,7 @@ pub fn build_eval_profile(profile: &ProjectProfile, eval_spec: &[String]) -> Eva
         unavailable,
         advisory,
         generated_at: now_iso8601(),
+        approved_hash: None,
     }
 }
 
@@ -212,10 +298,11 @@ pub fn write_profile(root: &Path, profile: &EvalProfile) -> Result<PathBuf, Prof
     Ok(path)
 }
 
-/// Marks the existing profile as human-reviewed.
+/// Marks the existing profile as human-reviewed, as it is now (its content hash).
 pub fn approve_profile(root: &Path) -> Result<EvalProfile, ProfileError> {
     let mut profile = load_profile(root)?;
     profile.human_reviewed = true;
+    profile.approved_hash = Some(profile.content_hash());
     write_profile(root, &profile)?;
     Ok(profile)
 }

@@ -150,12 +150,13 @@ pub fn eval_profile_pending(paths: &FactoryPaths) -> Option<bool> {
     if !file.exists() {
         return None;
     }
-    let reviewed = fs::read_to_string(&file)
+    // Approved and unchanged since; an unreadable profile is pending (it cannot be
+    // what a person approved).
+    let approved = fs::read_to_string(&file)
         .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .and_then(|v| v.get("human_reviewed").and_then(|b| b.as_bool()))
-        .unwrap_or(false);
-    Some(!reviewed)
+        .and_then(|t| serde_json::from_str::<crate::eval::discovery::EvalProfile>(&t).ok())
+        .is_some_and(|p| p.is_approved());
+    Some(!approved)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -83,10 +83,46 @@ fn pending_review_is_checked_before_has_factory() {
         detect(r.path(), &missing_gh()).state,
         ProjectState::EvalsPendingReview
     );
+    // Half a profile cannot be what a person approved.
     fs::write(f.join("eval_profile.json"), r#"{"human_reviewed": true}"#).unwrap();
     assert_eq!(
         detect(r.path(), &missing_gh()).state,
+        ProjectState::EvalsPendingReview
+    );
+    let mut profile = crate::eval::discovery::build_eval_profile(
+        &crate::eval::discovery::introspect(r.path()),
+        &[],
+    );
+    profile.human_reviewed = true;
+    profile.approved_hash = Some(profile.content_hash());
+    let write = |p: &crate::eval::discovery::EvalProfile| {
+        fs::write(
+            f.join("eval_profile.json"),
+            serde_json::to_string(p).unwrap(),
+        )
+        .unwrap()
+    };
+    write(&profile);
+    assert_eq!(
+        detect(r.path(), &missing_gh()).state,
         ProjectState::HasFactory
+    );
+    // Edited after approval: back in review.
+    profile
+        .dimensions
+        .push(crate::eval::discovery::profile::EvalDimension {
+            name: "lint".into(),
+            command: "true".into(),
+            weight: 1.0,
+            parser: crate::eval::discovery::profile::DimensionParser::ExitCode,
+            regex_pattern: None,
+            description: "added by hand".into(),
+            source: crate::eval::discovery::profile::DimensionSource::Explicit,
+        });
+    write(&profile);
+    assert_eq!(
+        detect(r.path(), &missing_gh()).state,
+        ProjectState::EvalsPendingReview
     );
 }
 
