@@ -76,7 +76,7 @@ pub fn run(args: Args) -> ExitCode {
                     proposal.dimensions.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", "),
                     path.display()
                 );
-                approved
+                *approved
             }
         })
     };

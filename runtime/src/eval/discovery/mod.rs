@@ -27,8 +27,8 @@ pub enum Discovered {
     /// An approved profile is in place and discovery proposes something else: the
     /// approved one stays in force; the proposal is written beside it.
     Proposed {
-        approved: EvalProfile,
-        proposal: EvalProfile,
+        approved: Box<EvalProfile>,
+        proposal: Box<EvalProfile>,
         path: PathBuf,
     },
 }
