@@ -63,8 +63,8 @@ pub fn discover(
             }
         })?;
         return Ok(Discovered::Proposed {
-            approved,
-            proposal,
+            approved: Box::new(approved),
+            proposal: Box::new(proposal),
             path,
         });
     }
