@@ -256,3 +256,40 @@ fn the_reviewed_eval_profile_is_what_eval_runs_and_stays_approved_until_it_chang
     let report: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(report["profile"], "approved", "{report:#}");
 }
+
+#[test]
+fn a_non_utf8_row_in_results_tsv_is_skipped_with_a_warning_and_nothing_else_breaks() {
+    let p = plain_python();
+    assert!(p.factory(&["init"]).status.success());
+    let o = p.factory(&["begin", "--hypothesis", "one"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = p.factory(&["finalize", "--id", "1", "--verdict", "revert"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let tsv = p.path().join(".factory/results.tsv");
+    let mut bytes = fs::read(&tsv).unwrap();
+    bytes.extend_from_slice(b"9\tbroken \xff row\n");
+    fs::write(&tsv, &bytes).unwrap();
+
+    let o = p.factory(&["history"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("one"), "{}", text(&o.stdout));
+    assert!(
+        text(&o.stderr).contains("results.tsv:3: unreadable row skipped"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = p.factory(&["begin", "--hypothesis", "two"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let id = text(&o.stdout).trim().to_string();
+    let o = p.factory(&["precheck", "--exp", &id, "--json"]);
+    assert!(
+        serde_json::from_slice::<Value>(&o.stdout).is_ok(),
+        "{}{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    let o = p.factory(&["finalize", "--id", &id, "--verdict", "revert"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // The unreadable row is still there: factory never rewrites what it cannot read.
+    assert!(fs::read(&tsv).unwrap().windows(3).any(|w| w == b"\xff r"));
+}

@@ -427,9 +427,9 @@ impl ExperimentStore {
     fn scan(&self) -> Result<Scan, StoreError> {
         let mut scan = Scan::default();
         let tsv_path = self.paths.results_tsv();
-        match fs::read_to_string(&tsv_path) {
-            Ok(text) => {
-                let decoded = tsv::decode(&text);
+        match fs::read(&tsv_path) {
+            Ok(bytes) => {
+                let decoded = tsv::decode_bytes(&bytes);
                 for line in decoded.bad_lines {
                     scan.warnings.push(format!(
                         "{}:{line}: unreadable row skipped",

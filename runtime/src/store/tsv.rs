@@ -65,8 +65,21 @@ pub struct Decoded {
 
 /// Parses the whole file. The header line is skipped; bad rows are reported, not fatal.
 pub fn decode(text: &str) -> Decoded {
+    decode_bytes(text.as_bytes())
+}
+
+/// [`decode`] over raw bytes: a row that is not UTF-8 is a bad line like any other
+/// unreadable row, never a reason to refuse the whole file.
+pub fn decode_bytes(bytes: &[u8]) -> Decoded {
     let mut out = Decoded::default();
-    for (i, line) in text.lines().enumerate() {
+    let lines = bytes
+        .split(|b| *b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l));
+    for (i, raw) in lines.enumerate() {
+        let Ok(line) = std::str::from_utf8(raw) else {
+            out.bad_lines.push(i + 1);
+            continue;
+        };
         if line.is_empty() || (i == 0 && line.starts_with("id\t")) {
             continue;
         }
