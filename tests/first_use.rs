@@ -293,3 +293,30 @@ fn a_non_utf8_row_in_results_tsv_is_skipped_with_a_warning_and_nothing_else_brea
     // The unreadable row is still there: factory never rewrites what it cannot read.
     assert!(fs::read(&tsv).unwrap().windows(3).any(|w| w == b"\xff r"));
 }
+
+#[test]
+fn factory_md_mistakes_are_reported_with_their_line() {
+    let base = "# X\n\n## Goal\nfaster\n\n## Scope\n- *.py\n\n## Guards\n\n## Eval command\nfactory eval\n\n## Eval threshold\n0.5\n\n## Constraints\n- none\n";
+    for (md, needle) in [
+        (
+            base.replace("## Eval threshold\n0.5", "## Eval threshold\n7"),
+            "factory.md:15: section `Eval threshold` (eval_threshold): 7 is outside 0..1",
+        ),
+        (
+            base.replace("## Scope\n- *.py\n", "## Scope\n"),
+            "factory.md:6: section `Scope` (scope): lists no files",
+        ),
+        (
+            format!("{base}\n## Goal\nsmaller\n"),
+            "factory.md:20: section `Goal` appears twice (lines 3 and 20)",
+        ),
+    ] {
+        let p = plain_python();
+        fs::write(p.path().join("factory.md"), &md).unwrap();
+        let o = p.factory(&["init"]);
+        assert_eq!(o.status.code(), Some(1), "{md}");
+        let err = text(&o.stderr).replace('│', " ");
+        let err = err.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(err.contains(needle), "{needle:?} not in {err}");
+    }
+}

@@ -166,12 +166,21 @@ pub struct MdProblem {
 pub fn parse_factory_md(text: &str) -> Result<FactoryConfig, MdProblem> {
     let mut fields: Map<String, Value> = Map::new();
     let mut extra = std::collections::BTreeMap::new();
-    // Merge duplicate headings for one field so nothing written is dropped.
     let mut grouped: Vec<(&'static str, Section)> = Vec::new();
     for section in sections(text) {
         match field_for_heading(&section.heading) {
-            Some(field) => match grouped.iter_mut().find(|(f, _)| *f == field) {
-                Some((_, s)) => s.body.extend(section.body),
+            // Two sections for one setting: joining them silently (two goals become
+            // one paragraph) surprises; the user decides which one holds.
+            Some(field) => match grouped.iter().find(|(f, _)| *f == field) {
+                Some((_, first)) => {
+                    return Err(MdProblem {
+                        line: Some(section.line),
+                        message: format!(
+                            "section `{}` appears twice (lines {} and {}); keep one, or merge them",
+                            section.heading, first.line, section.line
+                        ),
+                    });
+                }
                 None => grouped.push((field, section)),
             },
             None => {
@@ -190,10 +199,12 @@ pub fn parse_factory_md(text: &str) -> Result<FactoryConfig, MdProblem> {
     }
     for (field, section) in &grouped {
         let value = section_value(field, section)?;
-        check_field(field, &value).map_err(|e| MdProblem {
-            line: Some(section.first_line()),
-            message: format!("section `{}` ({field}): {e}", section.heading),
-        })?;
+        check_field(field, &value)
+            .and_then(|()| check_sense(field, &value))
+            .map_err(|e| MdProblem {
+                line: Some(section.first_line()),
+                message: format!("section `{}` ({field}): {e}", section.heading),
+            })?;
         fields.insert((*field).to_owned(), value);
     }
     let missing: Vec<&str> = REQUIRED
@@ -447,6 +458,24 @@ fn check<T: DeserializeOwned>(value: &Value) -> Result<(), String> {
 }
 
 /// Checks one field's value against its type, so errors point at its section.
+/// Values that parse but cannot be meant: a threshold the composite (0..=1) can never
+/// reach, a scope that makes every change a violation.
+fn check_sense(field: &str, value: &Value) -> Result<(), String> {
+    match field {
+        "eval_threshold" => match value.as_f64() {
+            Some(t) if !(0.0..=1.0).contains(&t) => Err(format!(
+                "{t} is outside 0..1: the composite score is between 0 and 1 (e.g. 0.7)"
+            )),
+            _ => Ok(()),
+        },
+        "scope" if value.as_array().is_some_and(Vec::is_empty) => Err(
+            "lists no files, so every change would be out of scope; add globs such as `src/**`"
+                .to_string(),
+        ),
+        _ => Ok(()),
+    }
+}
+
 /// `## Models` lines are `role: model`.
 fn check_models(value: &Value) -> Result<(), String> {
     let lines = value.as_array().map(Vec::as_slice).unwrap_or_default();
