@@ -87,6 +87,12 @@ fn a_python_project_without_a_manifest_scores_its_real_tests_and_stays_clean() {
     let report: Value = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}{}", text(&o.stdout), text(&o.stderr)));
     assert_eq!(report["language"], "python", "{report:#}");
+    // What runs is said while it runs, on stderr (stdout stays JSON).
+    let progress = text(&o.stderr);
+    assert!(
+        progress.contains("eval: tests: `python3") && progress.contains("eval: tests: done in"),
+        "{progress}"
+    );
     assert_eq!(report["test_count"], 1, "{report:#}");
     let tests = report["results"]
         .as_array()
@@ -167,6 +173,13 @@ fn an_honest_change_driven_by_hand_with_qa_run_through_factory_passes_precheck()
     let v: Value = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}{}", text(&o.stdout), text(&o.stderr)));
     assert_eq!(v["passed"], true, "{v:#}");
+    let progress = text(&o.stderr);
+    assert!(
+        progress.contains("precheck: measuring the base commit")
+            && progress.contains("precheck: measuring the head commit")
+            && progress.contains("precheck: guards:"),
+        "{progress}"
+    );
     let o = p.factory(&["finalize", "--id", &id, "--verdict", "keep"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     // The user's checkout: only init's .gitignore and factory's own directory.

@@ -59,6 +59,7 @@ pub fn run(args: Args) -> ExitCode {
         }
         Err(err) => return report(err, USAGE),
     };
+    settings.progress = factory_runtime::sys::progress::Progress::stderr("eval");
     if let Some(secs) = args.timeout {
         settings.test_timeout = Duration::from_secs(secs.max(1));
     }

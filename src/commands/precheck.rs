@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use factory_runtime::experiment;
 use factory_runtime::precheck::{self, PrecheckOptions};
 use factory_runtime::project::config;
+use factory_runtime::sys::progress::Progress;
 
 use super::{FAILED, OK, USAGE, report};
 
@@ -66,6 +67,7 @@ pub fn run(args: Args) -> ExitCode {
         hypothesis: args.hypothesis,
         use_last_eval: args.use_last_eval,
         allow_dirty: args.allow_dirty,
+        progress: Progress::stderr("precheck"),
         ..PrecheckOptions::default()
     };
     let (result, commit) = match args.exp {

@@ -44,7 +44,12 @@ pub struct HygieneRun {
 }
 
 /// Runs every check in `profile` from `root`, each limited to `timeout`.
-pub fn run_hygiene(root: &Path, profile: &ProjectProfile, timeout: Duration) -> HygieneRun {
+pub fn run_hygiene(
+    root: &Path,
+    profile: &ProjectProfile,
+    timeout: Duration,
+    progress: &crate::sys::progress::Progress,
+) -> HygieneRun {
     let mut run = HygieneRun::default();
     for check in &profile.checks {
         let Some(command) = &check.command else {
@@ -66,7 +71,16 @@ pub fn run_hygiene(root: &Path, profile: &ProjectProfile, timeout: Duration) -> 
             }
             continue;
         };
+        progress.say(&format!("{}: `{command}`", check.kind.name()));
         let outcome = run_shell(command, root, timeout);
+        if let Ok(out) = &outcome {
+            progress.say(&format!(
+                "{}: {} in {:.1}s",
+                check.kind.name(),
+                if out.success() { "done" } else { "failed" },
+                out.elapsed.as_secs_f64()
+            ));
+        }
         if check.kind == CheckKind::Coverage {
             match &outcome {
                 Ok(out) if !out.timed_out => match parse::coverage_percent(&combined(out)) {

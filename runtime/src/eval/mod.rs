@@ -46,6 +46,8 @@ pub struct EvalSettings {
     /// The project's eval profile: when present its checks are what runs (what was
     /// approved is what is measured); without one, introspection decides.
     pub profile: Option<discovery::EvalProfile>,
+    /// Where "now running …" lines go (nowhere by default).
+    pub progress: crate::sys::progress::Progress,
 }
 
 impl Default for EvalSettings {
@@ -57,6 +59,7 @@ impl Default for EvalSettings {
             test_timeout: Duration::from_secs(600),
             eval_command: None,
             profile: None,
+            progress: Default::default(),
         }
     }
 }
@@ -92,6 +95,7 @@ impl EvalSettings {
             eval_command: (!declared::is_builtin_eval(&config.eval_command))
                 .then(|| config.eval_command.trim().to_string()),
             profile: None,
+            progress: Default::default(),
         }
     }
 
@@ -182,6 +186,7 @@ pub fn run_eval_at(
     let baseline = load_baseline(store)?;
     let mut measured = measure(code, settings);
     if let Some(command) = &settings.eval_command {
+        settings.progress.say(&format!("eval_command: `{command}`"));
         // A crash or unparsable output is a failed dimension here (precheck refuses it).
         let result = declared::run_eval_command(code, command, settings.test_timeout)
             .unwrap_or_else(|why| {
@@ -213,12 +218,17 @@ pub fn measure(code: &Path, settings: &EvalSettings) -> Measurement {
         Some(p) => p.to_project_profile(),
         None => introspect(code),
     };
-    let hygiene = hygiene::run_hygiene(code, &profile, settings.test_timeout);
+    let hygiene = hygiene::run_hygiene(code, &profile, settings.test_timeout, &settings.progress);
     let additions = project::run_score_py(code, settings.test_timeout).unwrap_or_default();
     let custom = settings
         .project_dimensions
         .iter()
-        .map(|d| project::run_dimension(code, d))
+        .map(|d| {
+            settings
+                .progress
+                .say(&format!("{}: `{}`", d.name, d.command));
+            project::run_dimension(code, d)
+        })
         .collect();
     Measurement {
         root: code.to_path_buf(),

@@ -118,6 +118,8 @@ impl PrecheckReport {
 /// What to check beyond the configuration.
 #[derive(Debug, Clone, Default)]
 pub struct PrecheckOptions {
+    /// Where "now running …" lines go (nowhere by default).
+    pub progress: crate::sys::progress::Progress,
     /// The experiment being judged; enables the QA-execution check and supplies the
     /// hypothesis for anti-pattern matching.
     pub exp_id: Option<u32>,
@@ -462,7 +464,8 @@ pub fn run_experiment_precheck(
         sides.subdir,
         "head",
     )?;
-    let settings = EvalSettings::from_config(config).with_profile_of(sides.project);
+    let mut settings = EvalSettings::from_config(config).with_profile_of(sides.project);
+    settings.progress = opts.progress.clone();
     checks.push(eval_profile_check(&settings));
     let command =
         (!sides::is_builtin_eval(&config.eval_command)).then_some(config.eval_command.as_str());
@@ -514,7 +517,12 @@ pub fn run_experiment_precheck(
         )
     });
 
+    opts.progress
+        .say("guards: every commit from base to head, and the tests at both (tests_kept)");
     checks.extend(guard_checks(sides.code, config, opts));
+    if !config.guards.is_empty() {
+        opts.progress.say("guard commands on the head commit");
+    }
     checks.push(guard_commands(head.code(), config));
     let history = load_history(sides.project)?;
     checks.push(anti_pattern_check(&history, opts));

@@ -227,6 +227,11 @@ pub fn measure_sides(
     let mut runs: [Vec<Measurement>; 2] = [Vec::new(), Vec::new()];
     let pair = |runs: &mut [Vec<Measurement>; 2]| -> Result<(), PrecheckError> {
         for (i, (side, scratch)) in [("base", base), ("head", head)].into_iter().enumerate() {
+            settings.progress.say(&format!(
+                "measuring the {side} commit {} (run {})",
+                &scratch.commit[..scratch.commit.len().min(10)],
+                runs[i].len() + 1
+            ));
             let mut m = eval::measure(scratch.code(), settings);
             if let Some(cmd) = eval_command {
                 let r = run_eval_command(scratch.code(), cmd, settings.test_timeout).map_err(

@@ -4,4 +4,5 @@
 pub mod async_process;
 pub mod files;
 pub mod process;
+pub mod progress;
 pub mod redact;
