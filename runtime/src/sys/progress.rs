@@ -4,9 +4,12 @@
 use std::fmt;
 use std::sync::Arc;
 
+/// Receives one progress line.
+type Sink = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// Where progress lines go; [`Progress::none`] drops them.
 #[derive(Clone, Default)]
-pub struct Progress(Option<Arc<dyn Fn(&str) + Send + Sync>>);
+pub struct Progress(Option<Sink>);
 
 impl Progress {
     /// Drops every line.
