@@ -68,6 +68,8 @@ enum Command {
     Graph(commands::graph::Args),
     /// Write .factory/strategy/observations.md for the researcher.
     Study(commands::study::Args),
+    /// Check a project's set-up (git, factory.md, ignores, eval profile, toolchain, runner).
+    Doctor(commands::doctor::Args),
     /// Show or validate ~/.factory/config.toml (defaults and credential profiles).
     Config(commands::config::Args),
 }
@@ -108,6 +110,7 @@ fn main() -> ExitCode {
         Command::Agent(args) => commands::agent::run(args),
         Command::Graph(args) => commands::graph::run(args),
         Command::Study(args) => commands::study::run(args),
+        Command::Doctor(args) => commands::doctor::run(args),
         Command::Config(args) => commands::config::run(args, cli.profile.as_deref()),
     }
 }

@@ -333,3 +333,50 @@ fn factory_md_mistakes_are_reported_with_their_line() {
         assert!(err.contains(needle), "{needle:?} not in {err}");
     }
 }
+
+#[test]
+fn doctor_names_each_set_up_problem_with_its_fix_until_the_project_is_ready() {
+    let p = plain_python();
+    let o = p.factory(&["doctor", "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let findings: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let failing: Vec<&str> = findings
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["ok"] == false)
+        .map(|f| f["check"].as_str().unwrap())
+        .collect();
+    assert!(
+        failing.contains(&"ignores") && failing.contains(&"eval profile"),
+        "{findings:#}"
+    );
+    assert!(
+        findings
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["ok"] == true || f["fix"].is_string()),
+        "every problem has a fix: {findings:#}"
+    );
+
+    assert!(p.factory(&["init"]).status.success());
+    commit_all(
+        &Repository::open(p.path()).unwrap(),
+        "ignore factory's state",
+    );
+    assert!(p.factory(&["discover", "--approve"]).status.success());
+    fs::write(
+        p.home.path().join("config.toml"),
+        "[defaults]\nrunner = \"exec\"\n",
+    )
+    .unwrap();
+    let o = p.factory(&["doctor"]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("ready: factory can run here"), "{out}");
+    assert!(
+        out.contains("`exec` (from ~/.factory/config.toml)"),
+        "{out}"
+    );
+}

@@ -17,6 +17,7 @@ pub mod config;
 pub mod demo;
 pub mod detect;
 pub mod discover;
+pub mod doctor;
 pub mod eval;
 pub mod finalize;
 pub mod graph;

@@ -2,6 +2,7 @@
 //! and the per-user registry of projects.
 
 pub mod config;
+pub mod doctor;
 pub mod layout;
 pub mod registry;
 pub mod state;

@@ -1,0 +1,267 @@
+//! `factory doctor`: is this project set up for factory? Each check says what it found
+//! and, when something is wrong, what to do about it. Nothing is changed.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::eval::discovery::{self, introspect};
+use crate::project::config;
+use crate::project::layout::FactoryPaths;
+
+/// One finding.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    pub check: &'static str,
+    pub ok: bool,
+    /// What was found.
+    pub found: String,
+    /// What to do, when not ok.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+impl Finding {
+    fn ok(check: &'static str, found: impl Into<String>) -> Self {
+        Self {
+            check,
+            ok: true,
+            found: found.into(),
+            fix: None,
+        }
+    }
+
+    fn problem(check: &'static str, found: impl Into<String>, fix: impl Into<String>) -> Self {
+        Self {
+            check,
+            ok: false,
+            found: found.into(),
+            fix: Some(fix.into()),
+        }
+    }
+}
+
+/// Every check, in the order a new user meets them.
+pub fn diagnose(project: &Path) -> Vec<Finding> {
+    vec![
+        git(project),
+        factory_md(project),
+        ignored(project),
+        eval_profile(project),
+        toolchain(project),
+        runner(project),
+    ]
+}
+
+fn git(project: &Path) -> Finding {
+    const C: &str = "git";
+    match git2::Repository::open(project) {
+        Err(_) => Finding::problem(
+            C,
+            format!("{} is not a git repository", project.display()),
+            "run `git init` and commit your project: experiments are branches of it",
+        ),
+        Ok(repo) => match repo.head().ok().and_then(|h| h.peel_to_commit().ok()) {
+            None => Finding::problem(
+                C,
+                "the repository has no commit yet",
+                "commit your project (`git add -A && git commit -m initial`)",
+            ),
+            Some(c) => Finding::ok(
+                C,
+                format!(
+                    "on {} at {}",
+                    repo.head()
+                        .ok()
+                        .and_then(|h| h.shorthand().ok().map(str::to_string))
+                        .unwrap_or_else(|| "a detached HEAD".into()),
+                    &c.id().to_string()[..10]
+                ),
+            ),
+        },
+    }
+}
+
+fn factory_md(project: &Path) -> Finding {
+    const C: &str = "factory.md";
+    if !project.join("factory.md").is_file() {
+        return Finding::problem(
+            C,
+            "no factory.md",
+            "write factory.md with the sections Goal, Scope, Guards, Eval command, Eval \
+             threshold and Constraints (docs/cli.md, `factory init`), then run `factory init`",
+        );
+    }
+    match config::read_factory_md(project) {
+        Err(e) => Finding::problem(C, e.to_string(), "fix factory.md at the line named"),
+        Ok(cfg) => {
+            let committed = git2::Repository::open(project)
+                .ok()
+                .and_then(|r| r.status_file(Path::new("factory.md")).ok())
+                .is_some_and(|s| s.is_empty());
+            if committed {
+                Finding::ok(
+                    C,
+                    format!(
+                        "valid: {} scope pattern(s), threshold {}",
+                        cfg.scope.len(),
+                        cfg.eval_threshold
+                    ),
+                )
+            } else {
+                Finding::problem(
+                    C,
+                    "valid, but not committed as it is: the gate reads factory.md from the \
+                     experiment's base commit",
+                    "commit factory.md (`git add factory.md && git commit`)",
+                )
+            }
+        }
+    }
+}
+
+fn ignored(project: &Path) -> Finding {
+    const C: &str = "ignores";
+    let Ok(repo) = git2::Repository::open(project) else {
+        return Finding::problem(C, "no repository", "see the git check");
+    };
+    if !repo.is_path_ignored(".factory/x").unwrap_or(false) {
+        return Finding::problem(
+            C,
+            ".factory/ is not ignored by git",
+            "add `.factory/` to .gitignore (`factory init` does) and commit it",
+        );
+    }
+    let committed = repo
+        .status_file(Path::new(".gitignore"))
+        .is_ok_and(|s| s.is_empty());
+    if committed {
+        Finding::ok(C, ".factory/ is ignored")
+    } else {
+        Finding::problem(
+            C,
+            ".factory/ is ignored, but .gitignore has uncommitted changes",
+            "commit it: `git add .gitignore && git commit -m \"Ignore factory's state\"`",
+        )
+    }
+}
+
+fn eval_profile(project: &Path) -> Finding {
+    const C: &str = "eval profile";
+    let path = FactoryPaths::new(project).eval_profile_json();
+    if !path.is_file() {
+        return Finding::problem(
+            C,
+            "no .factory/eval_profile.json",
+            "run `factory discover`, read what it proposes, then `factory discover --approve`",
+        );
+    }
+    match discovery::load_profile(project) {
+        Err(e) => Finding::problem(C, e.to_string(), "run `factory discover` to regenerate it"),
+        Ok(p) if p.is_approved() => Finding::ok(
+            C,
+            format!(
+                "approved: {} dimension(s) for {}",
+                p.dimensions.len(),
+                p.project_type
+            ),
+        ),
+        Ok(_) => Finding::problem(
+            C,
+            "pending review (never approved, or changed since)",
+            "read .factory/eval_profile.json, then run `factory discover --approve`",
+        ),
+    }
+}
+
+fn toolchain(project: &Path) -> Finding {
+    const C: &str = "toolchain";
+    let profile = introspect::introspect(project);
+    if profile.language == introspect::Language::Unknown {
+        return Finding::problem(
+            C,
+            "no language recognised (no Cargo.toml, go.mod, package.json or Python files)",
+            "declare the project's checks under `## Project eval` in factory.md",
+        );
+    }
+    let missing: Vec<String> = profile
+        .checks
+        .iter()
+        .filter(|c| c.command.is_none() && !c.not_applicable())
+        .map(|c| {
+            format!(
+                "{} ({})",
+                c.kind.name(),
+                c.unavailable.as_deref().unwrap_or("no command")
+            )
+        })
+        .collect();
+    let tests_missing = profile
+        .check(introspect::CheckKind::Tests)
+        .is_none_or(|c| c.command.is_none());
+    if tests_missing {
+        Finding::problem(
+            C,
+            format!("{}: no way to run the tests", profile.language.as_str()),
+            missing.join("; "),
+        )
+    } else if missing.is_empty() {
+        Finding::ok(
+            C,
+            format!("{}: every check has its tool", profile.language.as_str()),
+        )
+    } else {
+        Finding::ok(
+            C,
+            format!(
+                "{}: tests run; not measured: {}",
+                profile.language.as_str(),
+                missing.join("; ")
+            ),
+        )
+    }
+}
+
+fn runner(project: &Path) -> Finding {
+    const C: &str = "agent runner";
+    let layers = match crate::user_config::resolve::Layers::load(Some(project)) {
+        Ok(l) => l,
+        Err(e) => return Finding::problem(C, e.to_string(), "fix ~/.factory/config.toml"),
+    };
+    if let Some(r) = layers.runner(None) {
+        return Finding::ok(C, format!("`{}` (from {})", r.value, r.source));
+    }
+    let found = crate::runners::agent_clis_on_path();
+    if found.is_empty() {
+        Finding::problem(
+            C,
+            "no agent CLI on PATH and none configured",
+            "install one (e.g. `npm install -g @anthropic-ai/claude-code`), or run any command \
+             with `--runner exec --agent-cmd \"...\"` (docs/runners.md)",
+        )
+    } else {
+        Finding::ok(C, format!("on PATH: {}", found.join(", ")))
+    }
+}
+
+/// The report as text: one line per check, the fix indented under a problem.
+pub fn render(findings: &[Finding]) -> String {
+    let mut out = String::new();
+    for f in findings {
+        out.push_str(&format!(
+            "{}  {:<13} {}\n",
+            if f.ok { "ok  " } else { "FAIL" },
+            f.check,
+            f.found
+        ));
+        if let Some(fix) = &f.fix {
+            out.push_str(&format!("      → {fix}\n"));
+        }
+    }
+    let problems = findings.iter().filter(|f| !f.ok).count();
+    out.push_str(&match problems {
+        0 => "ready: factory can run here\n".to_string(),
+        n => format!("{n} problem(s) to fix before factory can run here\n"),
+    });
+    out
+}

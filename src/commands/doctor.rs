@@ -1,0 +1,50 @@
+//! `factory doctor [PATH]`: checks a project's set-up and says what to do.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use factory_runtime::project::doctor;
+
+use super::{FAILED, OK, USAGE, report};
+
+#[derive(clap::Args)]
+#[command(after_help = "\
+Checks, in order: a git repository with a commit; factory.md present, valid and
+committed; .factory/ ignored (and .gitignore committed); the eval profile approved;
+the project's toolchain (its tests can run); an agent runner (configured, or an agent
+CLI on PATH). Changes nothing. Exit 0 when ready, 1 when something needs fixing.")]
+pub struct Args {
+    /// The project.
+    #[arg(default_value = ".")]
+    path: PathBuf,
+    /// Print the findings as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    if !args.path.is_dir() {
+        return report(
+            miette::miette!(
+                help = "pass the project's directory, e.g. `factory doctor .`",
+                "{} is not a directory",
+                args.path.display()
+            ),
+            USAGE,
+        );
+    }
+    let findings = doctor::diagnose(&args.path);
+    if args.json {
+        match serde_json::to_string_pretty(&findings) {
+            Ok(j) => println!("{j}"),
+            Err(e) => return report(miette::miette!("cannot encode the findings: {e}"), USAGE),
+        }
+    } else {
+        print!("{}", doctor::render(&findings));
+    }
+    ExitCode::from(if findings.iter().all(|f| f.ok) {
+        OK
+    } else {
+        FAILED
+    })
+}
