@@ -195,6 +195,16 @@ mod tests {
     }
 
     #[test]
+    fn scores_and_deltas_never_print_negative_zero_or_float_noise() {
+        assert_eq!(fmt_delta(Some(-0.0)), "0");
+        assert_eq!(fmt_delta(Some(-1e-9)), "0");
+        assert_eq!(fmt_delta(Some(0.1 + 0.2 - 0.3 + 0.05)), "+0.05");
+        assert_eq!(fmt_opt(Some(-0.0)), "0");
+        assert_eq!(fmt_opt(Some(0.1 + 0.2)), "0.3");
+        assert_eq!(fmt_opt(None), "?");
+    }
+
+    #[test]
     fn splits_into_full_one_line_and_aggregate_tiers() {
         let verdicts = [Verdict::Keep, Verdict::Revert, Verdict::Error];
         let records: Vec<_> = (1..=15)
