@@ -62,6 +62,8 @@ enum Command {
     Runs(commands::runs::Args),
     /// Run one agent role through a runner and capture its review.
     Agent(commands::agent::Args),
+    /// List the agent-CLI runners: found on PATH, version, auth state.
+    Runners(commands::runners::Args),
     /// Export the workflows as Agent Skills (SKILL.md) or check exported ones for drift.
     Skills(commands::skills::Args),
     /// Build and query the code graph: files, definitions and their relations.
@@ -108,6 +110,7 @@ fn main() -> ExitCode {
         Command::Resume(args) => commands::resume::run(args),
         Command::Runs(args) => commands::runs::run(args),
         Command::Agent(args) => commands::agent::run(args),
+        Command::Runners(args) => commands::runners::run(args),
         Command::Graph(args) => commands::graph::run(args),
         Command::Study(args) => commands::study::run(args),
         Command::Doctor(args) => commands::doctor::run(args),

@@ -139,7 +139,10 @@ fn exec_timeout_fails_with_an_agent_timeout_event() {
 fn setup_problems_are_usage_errors_that_name_the_fix() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
+    // No runner named and no agent CLI on PATH to default to.
+    let no_clis = tempfile::tempdir().unwrap();
     factory(dir)
+        .env("PATH", no_clis.path())
         .args(["agent", "builder"])
         .assert()
         .code(2)
@@ -154,11 +157,15 @@ fn setup_problems_are_usage_errors_that_name_the_fix() {
                 .and(predicate::str::contains("not on PATH"))
                 .and(predicate::str::contains("--runner replay --script")),
         );
+    // An agent CLI runner whose binary is missing names it.
     factory(dir)
+        .env("PATH", no_clis.path())
         .args(["agent", "builder", "--runner", "claude"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("not built yet"));
+        .stderr(predicate::str::contains(
+            "the claude runner needs `claude`, which is not on PATH",
+        ));
     factory(dir)
         .args(["agent", "nobody", "--runner", "exec", "--agent-cmd", "true"])
         .assert()

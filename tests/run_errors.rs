@@ -79,7 +79,13 @@ fn an_unknown_runner_lists_the_known_ones() {
 fn a_workflow_with_agents_and_no_runner_is_refused_before_it_starts() {
     let target = tempfile::tempdir().unwrap();
     let p = Project::demo(target.path());
-    let out = p.factory(&["run", WORKFLOW]);
+    // No agent CLI on PATH to default to.
+    let no_clis = tempfile::tempdir().unwrap();
+    let out = p
+        .command(&["run", WORKFLOW])
+        .env("PATH", no_clis.path())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("--runner exec"), "{}", text(&out));
     assert!(

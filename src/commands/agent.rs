@@ -17,7 +17,11 @@ The prompt is the project's .factory/agents/<role>.md, else ~/.factory/agents/pr
 else the built-in one, with the role's playbook appended. The agent's stdout is streamed here
 and saved as .factory/reviews/<role>[-TAG]-latest.md.
 
-Runners (--runner, else $FACTORY_RUNNER):
+Runners (--runner, else $FACTORY_RUNNER, else the first agent CLI on PATH):
+  claude, codex, opencode, gemini
+          the agent CLI headless in the project, editing unattended; its JSON events are
+          shown as progress, its final message is the review, its tokens and cost go into
+          agent.completed. FACTORY_<RUNNER>_DRY_RUN=1 starts nothing. `factory runners`.
   exec    any command: --agent-cmd \"aider --yes-always --message-file {prompt_file}\"
           ($FACTORY_AGENT_CMD when not given; the contract is in docs/runners.md)
   replay  a scripted agent: --script replay.yaml ($FACTORY_REPLAY_SCRIPT when not given)
@@ -36,7 +40,7 @@ pub struct Args {
     /// Suffix for the review file (parallel invocations): <role>-TAG-latest.md.
     #[arg(long, value_name = "TAG")]
     review_tag: Option<String>,
-    /// The runner: exec or replay.
+    /// The runner: claude, codex, opencode, gemini, exec or replay.
     #[arg(long, value_name = "NAME")]
     runner: Option<String>,
     /// exec: the command to run; placeholders {prompt_file} {output} {role} {cwd} {model} {project}.
@@ -51,7 +55,7 @@ pub struct Args {
     /// Stop the agent (and everything it started) after this many seconds.
     #[arg(long, value_name = "SECS")]
     timeout: Option<u64>,
-    /// Model for the agent (exec: needs {model} in --agent-cmd).
+    /// Model for the agent (opencode: provider/model; exec: needs {model} in --agent-cmd).
     #[arg(long, value_name = "M")]
     model: Option<String>,
     /// Work in experiment N's worktree, for it (QA run by hand counts for its precheck).

@@ -27,6 +27,7 @@ pub mod precheck;
 pub mod resume;
 pub mod run;
 mod run_end;
+pub mod runners;
 pub mod runs;
 pub mod skills;
 pub mod study;

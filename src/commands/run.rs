@@ -24,8 +24,9 @@ checkout, branch and uncommitted files are never touched. A keep leaves the bran
 to merge. Every node's result is journaled as it finishes: `factory resume` continues a run
 that was stopped (Ctrl-C) or killed.
 
-Runners (--runner, else $FACTORY_RUNNER): exec (--agent-cmd CMD) and replay (--script FILE);
-see docs/runners.md.
+Runners (--runner, else $FACTORY_RUNNER, else the first of claude, codex, opencode, gemini on
+PATH): the agent CLIs claude, codex, opencode, gemini; exec (--agent-cmd CMD) and replay
+(--script FILE). `factory runners` lists what is installed; see docs/runners.md.
 
 Exit status: 0 the run completed, 1 it halted or failed, 2 bad usage or setup, 130 interrupted.
 
@@ -42,7 +43,7 @@ pub struct Args {
     /// The workflow to run when the file declares several.
     #[arg(long, value_name = "NAME")]
     workflow_name: Option<String>,
-    /// The agent runner: exec or replay.
+    /// The agent runner: claude, codex, opencode, gemini, exec or replay.
     #[arg(long, value_name = "NAME")]
     runner: Option<String>,
     /// exec: the agent command (placeholders {prompt_file} {output} {role} {cwd} {model}).

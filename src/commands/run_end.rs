@@ -61,6 +61,9 @@ pub fn finish(project: &Path, ended: Result<RunEnd, miette::Report>, json: bool)
             None => lines.push(format!("  experiment {id}: no verdict recorded")),
         }
     }
+    if let Some(u) = &end.usage {
+        lines.push(format!("  agents used {}", u.summary()));
+    }
     lines.push(format!(
         "  reviews: {}",
         project.join(".factory/reviews").display()

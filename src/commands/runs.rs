@@ -9,7 +9,8 @@ use super::{OK, USAGE, report};
 
 #[derive(clap::Args)]
 #[command(after_help = "\
-One line per run, oldest first: id, workflow, status, nodes run, experiment, start time.
+One line per run, oldest first: id, workflow, status, nodes run, experiment, start time,
+and the tokens and cost its agents reported (when they reported any).
 
 Example:
   factory runs --json")]
@@ -35,8 +36,12 @@ pub fn run(args: Args) -> ExitCode {
         println!("no runs yet; start one with `factory run MODE`");
     }
     for r in runs {
+        let usage = r
+            .usage
+            .map(|u| format!("  {}", u.summary()))
+            .unwrap_or_default();
         println!(
-            "{}  {:<18} {:<11} {:>4} nodes  exp {:<4} {}",
+            "{}  {:<18} {:<11} {:>4} nodes  exp {:<4} {}{usage}",
             r.run_id,
             r.workflow,
             r.status,

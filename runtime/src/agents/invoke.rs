@@ -80,10 +80,13 @@ pub async fn invoke_with_progress(
         }
     };
     // The review is the agent's output even when it failed: it is what there is to read.
+    // An agent CLI's final message, not its event stream.
     let written =
-        atomic_write(&review, redact(&output.stdout).as_bytes()).map_err(|source| AgentError::Io {
-            path: review.clone(),
-            source,
+        atomic_write(&review, redact(output.review_text()).as_bytes()).map_err(|source| {
+            AgentError::Io {
+                path: review.clone(),
+                source,
+            }
         });
     let rel_review = review
         .strip_prefix(project)
@@ -95,6 +98,7 @@ pub async fn invoke_with_progress(
         exit_code: output.exit_code,
         duration_ms: Some(duration_ms),
         review: Some(rel_review.clone()),
+        usage: output.usage,
         ..e
     };
     if let Err(err) = written {

@@ -125,13 +125,16 @@ pub enum AgentError {
     )]
     ConsecutiveFailures { count: usize, roles: Vec<String> },
 
-    #[error("no agent runner chosen")]
+    #[error("no agent runner chosen, and none of claude, codex, opencode, gemini is on PATH")]
     #[diagnostic(
         code(factory::agent::no_runner),
         help(
-            "pass `--runner exec --agent-cmd \"<command>\"` to run any agent CLI, or \
-             `--runner replay --script FILE` for a scripted one, or set FACTORY_RUNNER \
-             (the built-in claude/codex/opencode/gemini runners come later)"
+            "install an agent CLI (`npm install -g @anthropic-ai/claude-code`, \
+             `@openai/codex`, `opencode-ai` or `@google/gemini-cli`) and it is used by \
+             default; or pass `--runner exec --agent-cmd \"<command>\"` to run any agent \
+             CLI, or `--runner replay --script FILE` for a scripted one (FACTORY_RUNNER, \
+             factory.md or ~/.factory/config.toml `defaults.runner` name one for every \
+             command)"
         )
     )]
     NoRunner,
@@ -265,7 +268,8 @@ pub struct RoleRun {
     pub role: String,
     pub task: String,
     pub review_tag: Option<String>,
-    /// `None`: `FACTORY_RUNNER`, else [`AgentError::NoRunner`].
+    /// `None`: `FACTORY_RUNNER`, else the first agent CLI on `PATH`, else
+    /// [`AgentError::NoRunner`].
     pub runner: Option<String>,
     pub agent_cmd: Option<String>,
     pub script: Option<PathBuf>,
@@ -281,7 +285,7 @@ pub struct RoleRun {
 #[derive(Debug)]
 pub enum RoleOutcome {
     /// Headless: the agent exited 0.
-    Headless(AgentResult),
+    Headless(Box<AgentResult>),
     /// Interactive: the agent's exit code.
     Interactive(i32),
 }
@@ -297,7 +301,7 @@ pub fn run_role(
         .filter(|p| p.is_dir())
         .ok_or_else(|| AgentError::NoProject(run.project.clone()))?;
     let layers = Layers::load(Some(&project))?;
-    let spec = RunnerSpec::from_flags(
+    let spec = RunnerSpec::resolve(
         run.runner.as_deref(),
         run.agent_cmd.as_deref(),
         run.script.as_deref(),
@@ -352,6 +356,8 @@ pub fn run_role(
             .map_err(AgentError::setup)?;
         return run_interactive(&project, &req, runner.as_ref(), run.review_tag.as_deref());
     }
+    // Interactive CLIs let the person log in; headless ones must have credentials.
+    runner.check_ready(&req.env).map_err(AgentError::setup)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -361,7 +367,7 @@ pub fn run_role(
         let tag = run.review_tag.as_deref();
         tokio::select! {
             r = invoke_with_progress(&project, &req, runner.as_ref(), tag, progress) => {
-                r.map(RoleOutcome::Headless)
+                r.map(|r| RoleOutcome::Headless(Box::new(r)))
             }
             // Dropping the invocation kills the agent's process group and logs
             // `agent.failed {reason: "cancelled"}`.

@@ -125,7 +125,13 @@ pub enum EventData {
     RunInterrupted { run_id: String },
     /// `outcome` is the executor's `RunOutcome` as JSON (events sits below exec).
     #[serde(rename = "run.finished")]
-    RunFinished { run_id: String, outcome: Value },
+    RunFinished {
+        run_id: String,
+        outcome: Value,
+        /// The run's agents' usage, summed (absent when no agent reported any).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<Usage>,
+    },
     /// `kind` is the IR node kind (`agent`, `fn`, `gate`, ...).
     #[serde(rename = "node.started")]
     NodeStarted {
@@ -215,6 +221,54 @@ pub struct AgentEnded {
     pub reason: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Tokens and cost the agent CLI reported (zero for a dry run; absent when the
+    /// runner reports none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+/// Tokens and cost of one agent invocation, or summed over a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Input tokens served from the provider's prompt cache (not in `input_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read_tokens: u64,
+    /// US dollars, when the CLI reports a cost (claude, opencode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Usage {
+    /// Adds `other` to `self`; the cost stays unknown only when neither knows it.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cost_usd = match (self.cost_usd, other.cost_usd) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+        };
+    }
+
+    /// `12,345 in / 678 out tokens, $0.0123` (the cost only when known).
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "{} in / {} out tokens",
+            self.input_tokens + self.cache_read_tokens,
+            self.output_tokens
+        );
+        if let Some(c) = self.cost_usd {
+            s.push_str(&format!(", ${c:.4}"));
+        }
+        s
+    }
 }
 
 impl AgentEnded {

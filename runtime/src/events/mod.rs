@@ -29,7 +29,7 @@ pub mod chain;
 mod data;
 
 pub use chain::{ChainError, ChainKey, ForeignLine, Head, VerifiedEvent, VerifiedLog, verify};
-pub use data::{AgentEnded, AgentStarted, EventData, ExpRef, kinds};
+pub use data::{AgentEnded, AgentStarted, EventData, ExpRef, Usage, kinds};
 
 /// One line of `events.jsonl`: when, and what happened. On disk it is one object,
 /// `{"type": ..., "timestamp": ..., <the data's fields>}`.

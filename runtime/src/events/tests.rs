@@ -123,6 +123,7 @@ fn each_variant_has_its_json_and_reads_back_as_itself() {
             EventData::RunFinished {
                 run_id: "r".into(),
                 outcome: json!({"outcome": "completed"}),
+                usage: None,
             },
             r#"{"type":"run.finished","timestamp":"2026-01-01T00:00:00Z","outcome":{"outcome":"completed"},"run_id":"r"}"#,
         ),

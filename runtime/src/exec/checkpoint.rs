@@ -107,6 +107,9 @@ pub struct RunSummary {
     pub verdict: Option<String>,
     #[serde(default)]
     pub nodes_run: u64,
+    /// The agents' tokens and cost, summed (absent when none reported any).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<events::Usage>,
 }
 
 impl RunSummary {
@@ -116,6 +119,29 @@ impl RunSummary {
         let json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
         atomic_write(&dir.join("summary.json"), &json)
     }
+}
+
+/// The usage every agent invocation of `run_id` reported (on its terminal event),
+/// summed; `None` when none reported any. Unreadable logs count as none.
+pub fn run_usage(paths: &FactoryPaths, run_id: &str) -> Option<events::Usage> {
+    let mut total: Option<events::Usage> = None;
+    for kind in [
+        kinds::AGENT_COMPLETED,
+        kinds::AGENT_FAILED,
+        kinds::AGENT_TIMEOUT,
+    ] {
+        for e in events::read_kind(paths, kind).unwrap_or_default() {
+            let Some(ended) = e.data.agent_ended() else {
+                continue;
+            };
+            if let (Some(u), Some(true)) =
+                (&ended.usage, ended.run_id.as_deref().map(|r| r == run_id))
+            {
+                total.get_or_insert_with(events::Usage::default).add(u);
+            }
+        }
+    }
+    total
 }
 
 /// Every run's summary, oldest first; unreadable ones are skipped.

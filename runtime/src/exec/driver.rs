@@ -28,6 +28,8 @@ pub struct RunEnd {
     pub halts: Vec<String>,
     pub async_failures: Vec<String>,
     pub nodes_run: u64,
+    /// The agents' tokens and cost, summed over the run.
+    pub usage: Option<crate::events::Usage>,
 }
 
 /// The snapshot is rewritten after a node once this much time has passed since the
@@ -98,9 +100,11 @@ pub async fn drive(
                     machine.mark_finished();
                     cp.state = machine.state.clone();
                     cp.save(&paths).map_err(|e| DriveError::io(&paths, e))?;
+                    let usage = checkpoint::run_usage(&paths, &cp.run_id);
                     let ev = Event::new(EventData::RunFinished {
                         run_id: cp.run_id.clone(),
                         outcome: serde_json::to_value(&outcome).unwrap_or_default(),
+                        usage,
                     });
                     append(&paths, &ev, view)?;
                     summary.status = outcome.name().into();
@@ -108,10 +112,14 @@ pub async fn drive(
                     summary.ended_at = Some(events::now_iso8601());
                     summary.exp_id = machine.state.vars.get("exp_id").cloned();
                     summary.nodes_run = nodes_run(&graph, &machine);
+                    summary.usage = usage;
                     summary
                         .save(&paths)
                         .map_err(|e| DriveError::io(&paths, e))?;
-                    return Ok(end(&cp.run_id, &machine, Some(outcome), false));
+                    return Ok(RunEnd {
+                        usage,
+                        ..end(&cp.run_id, &machine, Some(outcome), false)
+                    });
                 }
             }
         }
@@ -175,8 +183,9 @@ pub async fn drive(
                 cp.save(&paths).map_err(|e| DriveError::io(&paths, e))?;
                 append(&paths, &Event::new(EventData::RunInterrupted { run_id: cp.run_id.clone() }), view)?;
                 summary.status = "interrupted".into();
+                summary.usage = checkpoint::run_usage(&paths, &cp.run_id);
                 let _ = summary.save(&paths);
-                return Ok(end(&cp.run_id, &machine, None, true));
+                return Ok(RunEnd { usage: summary.usage, ..end(&cp.run_id, &machine, None, true) });
             }
         }
     }
@@ -191,6 +200,7 @@ fn end(run_id: &str, m: &Machine<'_>, outcome: Option<RunOutcome>, interrupted: 
         halts: m.state.halts.clone(),
         async_failures: m.state.async_failures.clone(),
         nodes_run: nodes_run(m.graph(), m),
+        usage: None,
     }
 }
 

@@ -168,7 +168,7 @@ pub fn preflight(project: &Path) -> Result<(), RunError> {
 /// uses the runner the run started with.
 pub fn resolved_settings(settings: &RunSettings, layers: &Layers) -> RunSettings {
     let mut out = settings.clone();
-    if let Some(spec) = RunnerSpec::from_flags(
+    if let Some(spec) = RunnerSpec::resolve(
         settings.runner.as_deref(),
         settings.agent_cmd.as_deref(),
         settings.script.as_deref(),
@@ -189,12 +189,13 @@ pub fn needs_agents(ir: &Ir) -> bool {
     })
 }
 
-/// Builds the runner the settings name (none when no runner was asked for).
+/// Builds the runner the settings name, else the default one on `PATH` (none when
+/// there is neither).
 pub fn runner_for(
     settings: &RunSettings,
     layers: &Layers,
 ) -> Result<Option<Arc<dyn Runner>>, RunError> {
-    let Some(spec) = RunnerSpec::from_flags(
+    let Some(spec) = RunnerSpec::resolve(
         settings.runner.as_deref(),
         settings.agent_cmd.as_deref(),
         settings.script.as_deref(),
@@ -277,8 +278,12 @@ pub async fn start(ir: Ir, req: RunRequest, view: &mut View) -> Result<RunEnd, R
     let layers = Layers::load(Some(&project))?;
     let settings = resolved_settings(&req.settings, &layers);
     let runner = runner_for(&settings, &layers)?;
-    if runner.is_none() && needs_agents(&ir) {
-        return Err(RunError::NoRunner(crate::agents::AgentError::NoRunner));
+    if needs_agents(&ir) {
+        match &runner {
+            None => return Err(RunError::NoRunner(crate::agents::AgentError::NoRunner)),
+            // Missing credentials fail now, not as two failed agents later.
+            Some(r) => r.check_ready(&[])?,
+        }
     }
     let req = RunRequest { settings, ..req };
     let paths = crate::project::layout::ensure_factory_dir(&project).map_err(|e| RunError::Io {

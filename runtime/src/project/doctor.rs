@@ -231,16 +231,20 @@ fn runner(project: &Path) -> Finding {
     if let Some(r) = layers.runner(None) {
         return Finding::ok(C, format!("`{}` (from {})", r.value, r.source));
     }
-    let found = crate::runners::agent_clis_on_path();
+    // The runners factory would default to, not every agent CLI (aider has no runner).
+    let found = crate::runners::cli_runners_on_path();
     if found.is_empty() {
         Finding::problem(
             C,
-            "no agent CLI on PATH and none configured",
+            "no agent CLI runner (claude, codex, opencode, gemini) on PATH and none configured",
             "install one (e.g. `npm install -g @anthropic-ai/claude-code`), or run any command \
              with `--runner exec --agent-cmd \"...\"` (docs/runners.md)",
         )
     } else {
-        Finding::ok(C, format!("on PATH: {}", found.join(", ")))
+        Finding::ok(
+            C,
+            format!("`{}` by default (on PATH: {})", found[0], found.join(", ")),
+        )
     }
 }
 

@@ -5,10 +5,9 @@
 //! shell-quoted word each, so a prompt or path full of metacharacters stays inert. The
 //! prompt also goes to stdin, and everything else in `FACTORY_*` variables.
 
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
 
+use super::prompt_file::PromptFile;
 use super::{
     AgentOutput, AgentRequest, Capabilities, Capability, CommandSpec, RunFuture, Runner,
     RunnerError, RunnerMeta, factory_env, shell_quote, tail,
@@ -137,6 +136,7 @@ impl Runner for ExecRunner {
                 exit_code: out.code,
                 timed_out: out.timed_out,
                 duration: out.elapsed,
+                ..AgentOutput::default()
             })
         })
     }
@@ -158,48 +158,6 @@ impl Runner for ExecRunner {
                 })
             })?;
         Ok(status.code().unwrap_or(-1))
-    }
-}
-
-/// The prompt written to a private temp file, removed when the run ends.
-struct PromptFile {
-    path: PathBuf,
-}
-
-impl PromptFile {
-    fn write(role: &str, prompt: &str) -> Result<Self, RunnerError> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let safe: String = role
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-            .collect();
-        let path = std::env::temp_dir().join(format!(
-            "factory-prompt-{safe}-{}-{}.md",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        let io = |source| RunnerError::Io {
-            path: path.clone(),
-            source,
-        };
-        // create_new + 0600: never follow a planted symlink, never readable by others.
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)
-            .map_err(io)?;
-        let written = std::io::Write::write_all(&mut file, prompt.as_bytes()).map_err(io);
-        // Created: from here on the guard removes it, also when the write failed.
-        let file = Self { path: path.clone() };
-        written?;
-        Ok(file)
-    }
-}
-
-impl Drop for PromptFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
     }
 }
 

@@ -1,12 +1,20 @@
-//! Runners: the one trait every agent CLI sits behind (spec §8.13), and the two
-//! runners every test and the demo need — [`exec`] (any command) and [`replay`] (a
-//! YAML script). The contract for users is `docs/runners.md`.
+//! Runners: the one trait every agent CLI sits behind (spec §8.13). The agent CLIs
+//! users already have — [`claude`], [`codex`], [`opencode`], [`gemini`], sharing
+//! [`cli`] — and the two runners every test and the demo need: [`exec`] (any command)
+//! and [`replay`] (a YAML script). The contract for users is `docs/runners.md`.
 //!
 //! A runner knows nothing of events, reviews or prompts tiers; [`crate::agents`] does
 //! that around it.
 
+pub mod claude;
+pub mod cli;
+pub mod codex;
 pub mod exec;
+pub mod gemini;
+pub mod opencode;
+mod prompt_file;
 pub mod replay;
+pub mod status;
 
 use std::fmt;
 use std::future::Future;
@@ -14,14 +22,15 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::time::Duration;
 
+pub use crate::events::Usage;
 use crate::project::layout::FACTORY_DIR;
 use crate::sys::process::ProcessError;
 use crate::user_config::resolve::Layers;
 
-/// Runners this build ships.
-pub const KNOWN_RUNNERS: &[&str] = &["exec", "replay"];
-/// Runners named by the spec that are not built yet (a later issue).
-pub const PLANNED_RUNNERS: &[&str] = &["claude", "codex", "opencode", "gemini"];
+/// The agent-CLI runners, in the order the default runner is picked from `PATH`.
+pub const CLI_RUNNERS: &[&str] = &["claude", "codex", "opencode", "gemini"];
+/// Every runner this build ships.
+pub const KNOWN_RUNNERS: &[&str] = &["claude", "codex", "opencode", "gemini", "exec", "replay"];
 
 /// One agent invocation, as the executor or `factory agent` asks for it.
 #[derive(Debug, Clone, Default)]
@@ -74,11 +83,21 @@ pub struct AgentOutput {
     pub exit_code: Option<i32>,
     pub timed_out: bool,
     pub duration: Duration,
+    /// The agent's final message, when the runner can tell it from the rest of stdout
+    /// (the agent CLIs' JSON event streams); `None`: stdout is the message.
+    pub result: Option<String>,
+    /// Tokens and cost, when the runner reports them.
+    pub usage: Option<Usage>,
 }
 
 impl AgentOutput {
     pub fn success(&self) -> bool {
         !self.timed_out && self.exit_code == Some(0)
+    }
+
+    /// What the review file holds: the final message, else all of stdout.
+    pub fn review_text(&self) -> &str {
+        self.result.as_deref().unwrap_or(&self.stdout)
     }
 }
 
@@ -204,6 +223,13 @@ pub trait Runner: Send + Sync {
     /// Interactive run (a person at the terminal); a runner without it returns
     /// [`RunnerError::Unsupported`] naming runner and capability.
     fn run_interactive(&self, req: &AgentRequest) -> Result<i32, RunnerError>;
+    /// Whether a headless run can start: the credentials the runner needs are there
+    /// (in the environment or `extra_env`, or as the CLI's login file). Checked before
+    /// a run or `factory agent` starts anything.
+    fn check_ready(&self, extra_env: &[(String, String)]) -> Result<(), RunnerError> {
+        let _ = extra_env;
+        Ok(())
+    }
 }
 
 /// Which runner to build, as given on the command line or by the executor.
@@ -217,6 +243,26 @@ pub struct RunnerSpec {
 }
 
 impl RunnerSpec {
+    /// Just a runner name (the agent-CLI runners need nothing else).
+    pub fn named(name: &str) -> RunnerSpec {
+        RunnerSpec {
+            name: name.to_string(),
+            ..RunnerSpec::default()
+        }
+    }
+
+    /// The runner the flags or a lower layer name (see [`Self::from_flags`]), else the
+    /// default: the first agent CLI on `PATH` ([`default_runner_on_path`]).
+    pub fn resolve(
+        runner: Option<&str>,
+        agent_cmd: Option<&str>,
+        script: Option<&std::path::Path>,
+        layers: &Layers,
+    ) -> Option<RunnerSpec> {
+        Self::from_flags(runner, agent_cmd, script, layers)
+            .or_else(|| default_runner_on_path().map(Self::named))
+    }
+
     /// The runner the flags name, with the lower layers filling what they leave out:
     /// the environment (`FACTORY_RUNNER`, `FACTORY_AGENT_CMD`, `FACTORY_REPLAY_SCRIPT`, so
     /// a parent — a run, a CEO agent calling `factory agent` — passes its runner down
@@ -257,22 +303,32 @@ pub fn build_runner(spec: &RunnerSpec) -> Result<Box<dyn Runner>, RunnerError> {
             let script = spec.script.as_deref().ok_or(RunnerError::MissingScript)?;
             Ok(Box::new(replay::ReplayRunner::load(script)?))
         }
-        other if PLANNED_RUNNERS.contains(&other) => Err(RunnerError::NotBuiltYet {
-            name: other.to_string(),
-        }),
-        other => Err(RunnerError::UnknownRunner {
-            name: other.to_string(),
-            known: known_runners_text(),
-        }),
+        other => match cli::def(other) {
+            Some(def) => Ok(Box::new(cli::CliRunner::build(def)?)),
+            None => Err(RunnerError::UnknownRunner {
+                name: other.to_string(),
+                known: KNOWN_RUNNERS.join(", "),
+            }),
+        },
     }
 }
 
-fn known_runners_text() -> String {
-    format!(
-        "{} (not built yet: {})",
-        KNOWN_RUNNERS.join(", "),
-        PLANNED_RUNNERS.join(", ")
-    )
+/// The runner used when none is named anywhere: the first of [`CLI_RUNNERS`] whose
+/// binary is on `PATH`.
+pub fn default_runner_on_path() -> Option<&'static str> {
+    cli::DEFS
+        .iter()
+        .find(|d| crate::sys::process::which(d.binary()).is_some())
+        .map(|d| d.name())
+}
+
+/// The agent-CLI runners whose binary is on `PATH`, in [`CLI_RUNNERS`] order.
+pub fn cli_runners_on_path() -> Vec<&'static str> {
+    cli::DEFS
+        .iter()
+        .filter(|d| crate::sys::process::which(d.binary()).is_some())
+        .map(|d| d.name())
+        .collect()
 }
 
 /// Agent CLIs found on `PATH`, to suggest a command when none was given or found.
@@ -345,16 +401,51 @@ pub enum RunnerError {
     )]
     UnknownRunner { name: String, known: String },
 
-    #[error("the `{name}` runner is not built yet")]
+    #[error("the {runner} runner needs `{binary}`, which is not on PATH; {found}")]
+    #[diagnostic(code(factory::runner::cli_missing))]
+    CliNotFound {
+        runner: String,
+        binary: String,
+        /// `agent CLIs found on PATH: ...` or `no agent CLI is on PATH`.
+        found: String,
+        #[help]
+        help: String,
+    },
+
+    #[error("the {runner} runner has no credentials: {needs}")]
+    #[diagnostic(code(factory::runner::no_credentials))]
+    NotAuthenticated {
+        runner: String,
+        /// What would count (env vars, login file).
+        needs: String,
+        #[help]
+        help: String,
+    },
+
+    #[error(
+        "the prompt for the {runner} runner is {bytes} bytes; a command-line argument holds at most {max}"
+    )]
     #[diagnostic(
-        code(factory::runner::not_built),
+        code(factory::runner::prompt_too_long),
         help(
-            "run that CLI through the exec runner meanwhile, e.g. \
-             `--runner exec --agent-cmd \"claude -p --model {{model}} < {{prompt_file}}\"` \
-             (see docs/runners.md)"
+            "shorten the role's prompt or playbook, or the task, or run the CLI through the exec runner with {{prompt_file}}"
         )
     )]
-    NotBuiltYet { name: String },
+    PromptTooLong {
+        runner: String,
+        bytes: usize,
+        max: usize,
+    },
+
+    #[error("the {runner} runner cannot use the model `{model}`: {why}")]
+    #[diagnostic(code(factory::runner::bad_model))]
+    BadModel {
+        runner: String,
+        model: String,
+        why: String,
+        #[help]
+        help: String,
+    },
 
     #[error("the exec runner needs a command")]
     #[diagnostic(
@@ -429,7 +520,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn unknown_runner_lists_known_and_planned_ones() {
+    fn unknown_runner_lists_the_known_ones() {
         let err = build_runner(&RunnerSpec {
             name: "bob".into(),
             ..RunnerSpec::default()
@@ -437,15 +528,10 @@ mod tests {
         .err()
         .unwrap();
         let text = err.to_string();
-        assert!(text.contains("exec, replay"), "{text}");
-        assert!(text.contains("not built yet: claude, codex"), "{text}");
-        let err = build_runner(&RunnerSpec {
-            name: "claude".into(),
-            ..RunnerSpec::default()
-        })
-        .err()
-        .unwrap();
-        assert!(matches!(err, RunnerError::NotBuiltYet { .. }));
+        assert!(
+            text.contains("claude, codex, opencode, gemini, exec, replay"),
+            "{text}"
+        );
         assert!(matches!(
             build_runner(&RunnerSpec {
                 name: "exec".into(),

@@ -51,6 +51,10 @@ pub struct Step {
     /// The exit code to report (default 0).
     #[serde(default)]
     pub exit: Option<i32>,
+    /// Tokens and cost to report, as an agent CLI would (`input_tokens`,
+    /// `output_tokens`, `cache_read_tokens`, `cost_usd`).
+    #[serde(default)]
+    pub usage: Option<crate::events::Usage>,
 }
 
 /// Verdicts a step may return.
@@ -215,6 +219,8 @@ impl ReplayRunner {
             exit_code: Some(exit_code),
             timed_out: false,
             duration: start.elapsed(),
+            usage: step.usage,
+            ..AgentOutput::default()
         };
         if let Some(ms) = step.sleep_ms {
             tokio::time::sleep(Duration::from_millis(ms)).await;
@@ -305,6 +311,7 @@ impl Runner for ReplayRunner {
                     exit_code: None,
                     timed_out: true,
                     duration: limit,
+                    ..AgentOutput::default()
                 }),
             }
         })
