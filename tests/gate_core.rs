@@ -499,12 +499,12 @@ fn a_target_branch_that_moves_on_legitimately_does_not_fail_the_experiment_branc
 #[test]
 fn the_test_guard_runs_under_the_projects_test_timeout() {
     let dir_md =
-        factory_md("cat src/level.txt", "").replace("## Test timeout\n30", "## Test timeout\n1");
+        factory_md("cat src/level.txt", "").replace("## Test timeout\n30", "## Test timeout\n4");
     let p = project("cat src/level.txt", "0.7", "");
     fs::write(p.path().join("factory.md"), dir_md).unwrap();
     fs::write(
         p.path().join("test_slow.py"),
-        "import time\nimport unittest\n\n\nclass Slow(unittest.TestCase):\n    def test_sleeps(self):\n        time.sleep(5)\n        self.assertTrue(True)\n",
+        "import time\nimport unittest\n\n\nclass Slow(unittest.TestCase):\n    def test_sleeps(self):\n        time.sleep(60)\n        self.assertTrue(True)\n",
     )
     .unwrap();
     commit_all(&Repository::open(p.path()).unwrap(), "a slow test");
@@ -515,7 +515,7 @@ fn the_test_guard_runs_under_the_projects_test_timeout() {
     assert_eq!(code, Some(1), "{v}");
     let d = details(&v, "tests_kept");
     assert!(
-        d.contains("timed out after 1s") && d.contains("test_timeout"),
+        d.contains("timed out after 4s") && d.contains("test_timeout"),
         "{v}"
     );
     assert!(
