@@ -49,10 +49,18 @@ impl Loader for FsLoader {
     }
 }
 
-/// A standard library directory on disk overriding the embedded one:
-/// `$FACTORY_STDLIB` when set (for developing the standard library itself).
-pub fn find_stdlib(_start: &Path) -> Option<PathBuf> {
-    std::env::var_os("FACTORY_STDLIB").map(PathBuf::from)
+/// A standard library directory on disk overriding the embedded one (docs/language.md,
+/// "Imports"): `$FACTORY_STDLIB` when set, else a `stdlib/` directory in `start` or the
+/// nearest of its parents that has one. `None`: the embedded standard library.
+pub fn find_stdlib(start: &Path) -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("FACTORY_STDLIB") {
+        return Some(PathBuf::from(dir));
+    }
+    let start = std::path::absolute(start).ok()?;
+    start
+        .ancestors()
+        .map(|dir| dir.join("stdlib"))
+        .find(|dir| dir.is_dir())
 }
 
 /// Where a mode comes from.

@@ -10,6 +10,7 @@ pub mod format;
 pub mod host;
 pub mod ir;
 mod ir_check;
+pub mod paths;
 pub mod lower;
 pub mod skills;
 pub mod syntax;
