@@ -183,4 +183,3 @@ pub fn import_key(from: &str, spec: &str) -> String {
     };
     crate::paths::normalize(&joined)
 }
-

@@ -56,7 +56,10 @@ fn format_keeping(text: &str, skipped: &[std::ops::Range<usize>]) -> String {
         let line = start..start + raw.len();
         start = line.end + 1;
         // Blank lines are collapsed everywhere, so formatting stays idempotent.
-        if !raw.trim().is_empty() && skipped.iter().any(|s| s.start < line.end && line.start < s.end)
+        if !raw.trim().is_empty()
+            && skipped
+                .iter()
+                .any(|s| s.start < line.end && line.start < s.end)
         {
             if pending_blank {
                 out.push('\n');
@@ -255,7 +258,10 @@ mod tests {
     fn keeps_strings_and_comments_verbatim() {
         // A body item on its own: formatted as tokens, whatever the parser thinks.
         let src = "fn  t   \"a  ->  b,c\"  // x   ->y  \n";
-        assert_eq!(format_keeping(src, &[]), "fn t \"a  ->  b,c\"  // x   ->y\n");
+        assert_eq!(
+            format_keeping(src, &[]),
+            "fn t \"a  ->  b,c\"  // x   ->y\n"
+        );
     }
 
     #[test]

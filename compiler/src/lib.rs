@@ -10,8 +10,8 @@ pub mod format;
 pub mod host;
 pub mod ir;
 mod ir_check;
-pub mod paths;
 pub mod lower;
+pub mod paths;
 pub mod skills;
 pub mod syntax;
 #[cfg(feature = "testgen")]

@@ -46,7 +46,11 @@ fn two_spellings_of_one_path_are_one_artifact() {
 "#;
     let diags = check(&[("w.fwf", racing)], "w.fwf");
     assert_eq!(codes(&diags), [Code::ParallelWriteConflict], "{diags:#?}");
-    assert!(diags[0].message.contains("`out/notes.md`"), "{}", diags[0].message);
+    assert!(
+        diags[0].message.contains("`out/notes.md`"),
+        "{}",
+        diags[0].message
+    );
 
     // A read spelled unlike the write that feeds it is fed all the same.
     let fed = r#"workflow w {
@@ -102,7 +106,11 @@ fn an_absurd_bound_from_a_knob_names_the_knob() {
 "#;
     let diags = check(&[("w.fwf", text)], "w.fwf");
     assert_eq!(codes(&diags), [Code::UnboundedReloop], "{diags:#?}");
-    assert!(diags[0].message.contains("knob `loops`"), "{}", diags[0].message);
+    assert!(
+        diags[0].message.contains("knob `loops`"),
+        "{}",
+        diags[0].message
+    );
 }
 
 #[test]
@@ -146,5 +154,8 @@ fn an_unclosed_fork_in_a_subgraph_is_reported_in_the_subgraph_file() {
     let closed = sub
         .replace("    agent b", "    join j\n    agent b")
         .replace("a, b -> end", "a, b -> j -> fix");
-    assert_eq!(codes(&check(&[("lib/survey.fwf", &closed)], "lib/survey.fwf")), []);
+    assert_eq!(
+        codes(&check(&[("lib/survey.fwf", &closed)], "lib/survey.fwf")),
+        []
+    );
 }

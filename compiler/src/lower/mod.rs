@@ -167,7 +167,7 @@ fn standalone(
     edges: impl Iterator<Item = crate::ir::Edge>,
     ends: body::Endpoints,
 ) -> Ir {
-    use crate::ir::{Attrs, Edge, END, Node, NodeKind, START};
+    use crate::ir::{Attrs, END, Edge, Node, NodeKind, START};
     let edge = |from: &str, to: &str, label| Edge {
         from: from.to_string(),
         to: to.to_string(),
@@ -196,7 +196,11 @@ fn standalone(
         edges.push(edge(&p.name, END, None));
     }
     edges.extend(ends.entries.iter().map(|to| edge(START, to, None)));
-    edges.extend(ends.exits.iter().map(|(from, label)| edge(from, END, *label)));
+    edges.extend(
+        ends.exits
+            .iter()
+            .map(|(from, label)| edge(from, END, *label)),
+    );
     let mut ir = Ir {
         ir_version: IR_VERSION,
         workflow: WorkflowMeta {
