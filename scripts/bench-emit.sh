@@ -19,12 +19,18 @@ for n in "${sizes[@]}"; do
     f="$work/layered-$n.fwf"
     target/release/examples/gen_layered "$n" > "$f"
     echo "== $n nodes ($(wc -c < "$f") bytes)"
-    hyperfine -N --style basic --runs "$runs" --export-markdown "$work/$n.md" \
+    hyperfine -N --style basic --runs "$runs" --export-json "$work/$n.json" \
         -n check "$factory check $f" \
         -n ir "$factory compile $f --emit ir -o $work/out.fwir" \
         -n ir-json "$factory compile $f --emit ir-json -o $work/out.json" \
         -n dot "$factory compile $f --emit dot -o $work/out.dot" \
         -n mermaid "$factory compile $f --emit mermaid -o $work/out.mmd" \
         -n skill "$factory compile $f --emit skill -o $work/skill" >/dev/null
-    cat "$work/$n.md"
+    # CPU time (user + system) is what this compares: on a machine shared with other
+    # builds, wall time swings with their load far more than CPU time does.
+    python3 - "$work/$n.json" <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    print(f"| {r['command']} | {r['median']:.3f} s wall | {r['user'] + r['system']:.3f} s cpu |")
+PY
 done

@@ -241,3 +241,24 @@ pub fn project() -> (tempfile::TempDir, PathBuf) {
     let root = std::fs::canonicalize(dir.path()).expect("canonical");
     (dir, root)
 }
+
+/// The marker for the cursor in a fixture text.
+pub const CURSOR: &str = "$0";
+
+/// A fixture with one `$0` cursor marker: the text without it, and the cursor as an LSP
+/// position (line, UTF-16 column).
+pub fn cursor(fixture: &str) -> (String, Value) {
+    let at = fixture
+        .find(CURSOR)
+        .expect("the fixture marks the cursor with $0");
+    let text = fixture.replacen(CURSOR, "", 1);
+    let line = text[..at].matches('\n').count();
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let col = text[start..at].encode_utf16().count();
+    (text, json!({"line": line, "character": col}))
+}
+
+/// A position and what is there, for readable snapshots: `line:col`.
+pub fn show_position(p: &Value) -> String {
+    format!("{}:{}", p["line"], p["character"])
+}
