@@ -37,10 +37,15 @@ pub struct FsLoader {
 impl Loader for FsLoader {
     fn load(&self, key: &str) -> Option<String> {
         if let Some(rest) = key.strip_prefix("std/") {
-            return match &self.stdlib {
-                Some(dir) => std::fs::read_to_string(dir.join(rest)).ok(),
-                None => crate::builtin::stdlib(rest.strip_suffix(".fwf")?).map(str::to_string),
-            };
+            // A file of the directory wins; the embedded library fills in the rest, so an
+            // unrelated `stdlib/` above a project does not hide the built-in subgraphs.
+            let on_disk = self
+                .stdlib
+                .as_ref()
+                .and_then(|dir| std::fs::read_to_string(dir.join(rest)).ok());
+            return on_disk.or_else(|| {
+                crate::builtin::stdlib(rest.strip_suffix(".fwf")?).map(str::to_string)
+            });
         }
         if let Some(rest) = key.strip_prefix(BUILTIN_PREFIX) {
             return crate::builtin::workflow(rest.strip_suffix(".fwf")?).map(str::to_string);

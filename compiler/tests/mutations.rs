@@ -159,3 +159,24 @@ fn an_unclosed_fork_in_a_subgraph_is_reported_in_the_subgraph_file() {
         []
     );
 }
+
+#[test]
+fn a_project_stdlib_directory_adds_to_the_embedded_library() {
+    use factory_compiler::host::FsLoader;
+    let dir = tempfile::tempdir().expect("a temp dir");
+    std::fs::create_dir_all(dir.path().join("stdlib")).unwrap();
+    std::fs::write(dir.path().join("stdlib/mine.fwf"), "subgraph mine() {}\n").unwrap();
+    let stdlib = factory_compiler::host::find_stdlib(&dir.path().join("deep/er"));
+    assert_eq!(stdlib.as_deref(), Some(dir.path().join("stdlib").as_path()));
+    let loader = FsLoader { stdlib };
+    assert_eq!(
+        loader.load("std/mine.fwf").as_deref(),
+        Some("subgraph mine() {}\n")
+    );
+    // Not in the directory: the embedded one.
+    assert!(
+        loader
+            .load("std/deep_qa.fwf")
+            .is_some_and(|t| t.contains("subgraph deep_qa"))
+    );
+}

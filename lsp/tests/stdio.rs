@@ -150,6 +150,13 @@ fn the_project_stdlib_is_used_and_its_edits_reach_importers() {
     let main = c.open(&root.join("w.fwf"), &main_text);
     // `std/mine` exists only in the project's stdlib/ directory.
     assert_eq!(c.diagnostics(&main, 1), (1, vec![]));
+    // The embedded standard library still fills in what the directory lacks.
+    let resp = c.request(
+        "textDocument/definition",
+        json!({"textDocument": {"uri": main}, "position": {"line": 0, "character": 9}}),
+    );
+    let loc = resp.response_result.expect("a location");
+    assert_eq!(loc["uri"], uri(&root.join("stdlib/mine.fwf")));
     // Renaming the subgraph in the open stdlib file breaks the importer at once.
     let lib = c.open(&root.join("stdlib/mine.fwf"), LIB);
     c.change(&lib, 2, &LIB.replace("subgraph review", "subgraph renamed"));

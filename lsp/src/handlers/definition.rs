@@ -58,9 +58,9 @@ fn disk_key(world: &World, key: &str) -> Option<String> {
         return None;
     }
     if let Some(rest) = key.strip_prefix("std/") {
-        let path = match world.stdlib_dir() {
-            Some(dir) => dir.join(rest),
-            None => crate::builtin_files::stdlib_file(rest.strip_suffix(".fwf")?)?,
+        let path = match world.stdlib_dir().map(|dir| dir.join(rest)) {
+            Some(path) if path.is_file() => path,
+            _ => crate::builtin_files::stdlib_file(rest.strip_suffix(".fwf")?)?,
         };
         return Some(path.to_string_lossy().into_owned());
     }
