@@ -181,27 +181,5 @@ pub fn import_key(from: &str, spec: &str) -> String {
     } else {
         format!("{dir}/{spec}")
     };
-    normalize(&joined)
-}
-
-/// Removes `.` and resolves `..` lexically (keeping leading `..` of relative paths).
-fn normalize(path: &str) -> String {
-    let absolute = path.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." if parts.last().is_some_and(|p| *p != "..") => {
-                parts.pop();
-            }
-            ".." if absolute => {}
-            p => parts.push(p),
-        }
-    }
-    let joined = parts.join("/");
-    if absolute {
-        format!("/{joined}")
-    } else {
-        joined
-    }
+    crate::paths::normalize(&joined)
 }

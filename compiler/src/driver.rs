@@ -73,15 +73,29 @@ pub fn check_paths(paths: &[PathBuf]) -> std::io::Result<Vec<Located>> {
         if !file.exists(&db) {
             return Err(unreadable(&path));
         }
+        let mut sources = Sources::default();
         for d in file_diagnostics(&db, file) {
-            let source = Arc::new(db.file(&d.file).text(&db).clone());
             out.push(Located {
                 diagnostic: d.clone(),
-                source,
+                source: sources.of(&db, &d.file),
             });
         }
     }
     Ok(out)
+}
+
+/// The texts diagnostics point into, one shared copy per file (a copy per diagnostic
+/// made reporting quadratic in a large file with many findings).
+#[derive(Default)]
+struct Sources(std::collections::HashMap<String, Arc<String>>);
+
+impl Sources {
+    fn of(&mut self, db: &Database, key: &str) -> Arc<String> {
+        self.0
+            .entry(key.to_string())
+            .or_insert_with(|| Arc::new(db.file(key).text(db).clone()))
+            .clone()
+    }
 }
 
 /// Why a file did not compile: its diagnostics (errors among them), or a missing workflow.
@@ -170,11 +184,12 @@ pub fn compile(
     if !file.exists(&db) {
         return Err(CompileError::Io(unreadable(Path::new(&key))));
     }
+    let mut sources = Sources::default();
     let diags: Vec<Located> = file_diagnostics(&db, file)
         .iter()
         .map(|d| Located {
             diagnostic: d.clone(),
-            source: Arc::new(db.file(&d.file).text(&db).clone()),
+            source: sources.of(&db, &d.file),
         })
         .collect();
     if diags.iter().any(|d| d.diagnostic.is_error()) {

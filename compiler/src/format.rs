@@ -36,16 +36,43 @@ struct Token<'a> {
 }
 
 /// Formats a whole source text. Never fails: text the formatter does not understand is
-/// kept as it is.
+/// kept as it is. Lines the parser had to skip to recover from a syntax error are copied
+/// unchanged, and their brackets do not count, so one broken declaration does not
+/// re-indent the rest of the file (editors format on save, errors and all).
 pub fn format(text: &str) -> String {
-    let lines: Vec<Vec<Token<'_>>> = text.split('\n').map(tokenize_line).collect();
+    format_keeping(text, &crate::syntax::parse(text).skipped)
+}
+
+/// [`format`], with the lines touching `skipped` byte ranges copied unchanged.
+fn format_keeping(text: &str, skipped: &[std::ops::Range<usize>]) -> String {
     let mut out = String::with_capacity(text.len() + 64);
     let mut depth: usize = 0;
     // The last non-blank line written, and whether blank lines were seen after it.
     let mut last_opened = true;
     let mut pending_blank = false;
     let mut wrote_any = false;
-    for tokens in &lines {
+    let mut start = 0;
+    for raw in text.split('\n') {
+        let line = start..start + raw.len();
+        start = line.end + 1;
+        // Blank lines are collapsed everywhere, so formatting stays idempotent.
+        if !raw.trim().is_empty()
+            && skipped
+                .iter()
+                .any(|s| s.start < line.end && line.start < s.end)
+        {
+            if pending_blank {
+                out.push('\n');
+            }
+            pending_blank = false;
+            out.push_str(raw);
+            out.push('\n');
+            wrote_any = true;
+            last_opened = false;
+            continue;
+        }
+        let tokens = tokenize_line(raw);
+        let tokens = &tokens;
         if tokens.is_empty() {
             pending_blank = wrote_any;
             continue;
@@ -216,7 +243,7 @@ fn ends_word(rest: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::format;
+    use super::{format, format_keeping};
 
     #[test]
     fn reindents_and_spaces_tokens() {
@@ -229,8 +256,12 @@ mod tests {
 
     #[test]
     fn keeps_strings_and_comments_verbatim() {
+        // A body item on its own: formatted as tokens, whatever the parser thinks.
         let src = "fn  t   \"a  ->  b,c\"  // x   ->y  \n";
-        assert_eq!(format(src), "fn t \"a  ->  b,c\"  // x   ->y\n");
+        assert_eq!(
+            format_keeping(src, &[]),
+            "fn t \"a  ->  b,c\"  // x   ->y\n"
+        );
     }
 
     #[test]
@@ -243,8 +274,19 @@ mod tests {
     fn calls_ranges_and_choices() {
         let src = "knob k : int=3 in 1 ..= 5\nknob s: string = \"a\" in [ \"a\" , \"b\" ]\ngate g by agent (ceo)\nagent a { check: exists , min_size ( 200 ) }\n";
         assert_eq!(
-            format(src),
+            format_keeping(src, &[]),
             "knob k: int = 3 in 1..=5\nknob s: string = \"a\" in [\"a\", \"b\"]\ngate g by agent(ceo)\nagent a { check: exists, min_size(200) }\n"
+        );
+    }
+
+    #[test]
+    fn a_broken_declaration_is_kept_and_the_rest_indented_as_if_it_were_not_there() {
+        // `agent b` lacks its `}`: the parser skips it up to `agent c`. Its `{` must not
+        // push everything after it one level deeper (editors format on save).
+        let src = "workflow w {\n  agent a { role: builder }\n  agent b { role: builder\n      reads:  x\n  agent c { role: builder }\nflow {\nstart -> a -> c -> end\n}\n}\n";
+        assert_eq!(
+            format(src),
+            "workflow w {\n    agent a { role: builder }\n  agent b { role: builder\n      reads:  x\n    agent c { role: builder }\n    flow {\n        start -> a -> c -> end\n    }\n}\n"
         );
     }
 

@@ -37,10 +37,15 @@ pub struct FsLoader {
 impl Loader for FsLoader {
     fn load(&self, key: &str) -> Option<String> {
         if let Some(rest) = key.strip_prefix("std/") {
-            return match &self.stdlib {
-                Some(dir) => std::fs::read_to_string(dir.join(rest)).ok(),
-                None => crate::builtin::stdlib(rest.strip_suffix(".fwf")?).map(str::to_string),
-            };
+            // A file of the directory wins; the embedded library fills in the rest, so an
+            // unrelated `stdlib/` above a project does not hide the built-in subgraphs.
+            let on_disk = self
+                .stdlib
+                .as_ref()
+                .and_then(|dir| std::fs::read_to_string(dir.join(rest)).ok());
+            return on_disk.or_else(|| {
+                crate::builtin::stdlib(rest.strip_suffix(".fwf")?).map(str::to_string)
+            });
         }
         if let Some(rest) = key.strip_prefix(BUILTIN_PREFIX) {
             return crate::builtin::workflow(rest.strip_suffix(".fwf")?).map(str::to_string);
@@ -49,10 +54,18 @@ impl Loader for FsLoader {
     }
 }
 
-/// A standard library directory on disk overriding the embedded one:
-/// `$FACTORY_STDLIB` when set (for developing the standard library itself).
-pub fn find_stdlib(_start: &Path) -> Option<PathBuf> {
-    std::env::var_os("FACTORY_STDLIB").map(PathBuf::from)
+/// A standard library directory on disk overriding the embedded one (docs/language.md,
+/// "Imports"): `$FACTORY_STDLIB` when set, else a `stdlib/` directory in `start` or the
+/// nearest of its parents that has one. `None`: the embedded standard library.
+pub fn find_stdlib(start: &Path) -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("FACTORY_STDLIB") {
+        return Some(PathBuf::from(dir));
+    }
+    let start = std::path::absolute(start).ok()?;
+    start
+        .ancestors()
+        .map(|dir| dir.join("stdlib"))
+        .find(|dir| dir.is_dir())
 }
 
 /// Where a mode comes from.

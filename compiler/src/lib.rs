@@ -11,6 +11,7 @@ pub mod host;
 pub mod ir;
 mod ir_check;
 pub mod lower;
+pub mod paths;
 pub mod skills;
 pub mod syntax;
 #[cfg(feature = "testgen")]

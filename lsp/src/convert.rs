@@ -6,8 +6,8 @@ use lsp_types::{DiagnosticRelatedInformation, DiagnosticSeverity, Location, Numb
 
 use crate::position::LineIndex;
 
-pub fn diagnostic(d: &Diagnostic, text: &str, uri: &Uri) -> lsp_types::Diagnostic {
-    let index = LineIndex::new(text);
+/// One diagnostic; `index` is the file's (built once per file, not per diagnostic).
+pub fn diagnostic(d: &Diagnostic, index: &LineIndex, uri: &Uri) -> lsp_types::Diagnostic {
     let related: Vec<DiagnosticRelatedInformation> = d
         .labels
         .iter()

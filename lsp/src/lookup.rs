@@ -304,7 +304,16 @@ fn from_word(parsed: &Parsed, text: &str, offset: usize) -> Option<Hit> {
         return hit(Symbol::Role { name: word.into() });
     }
     if before.first() == Some(&".") {
-        return None;
+        // `study.combined`: artifact `combined` of the subgraph instance `study`.
+        let alias = i.checked_sub(2).map(|j| &toks[j])?;
+        if alias.kind != TokKind::Ident {
+            return None;
+        }
+        let subgraph = instance_subgraph(&decl.body, &text[alias.span.clone()])?;
+        return hit(Symbol::Artifact {
+            decl: subgraph.to_string(),
+            name: word.into(),
+        });
     }
     match resolve(parsed, &decl.name, word) {
         Some(symbol @ (Symbol::Knob { .. } | Symbol::Param { .. })) => hit(symbol),
@@ -319,9 +328,23 @@ fn from_word(parsed: &Parsed, text: &str, offset: usize) -> Option<Hit> {
     }
 }
 
+/// The subgraph that the instance `alias` (`use sub(...) as alias`) of `body`, or of a
+/// `parallel` block in it, instantiates.
+fn instance_subgraph<'a>(body: &'a factory_compiler::syntax::Body, alias: &str) -> Option<&'a str> {
+    body.uses
+        .iter()
+        .find(|u| u.alias == alias)
+        .map(|u| u.subgraph.as_str())
+        .or_else(|| {
+            body.parallels
+                .iter()
+                .find_map(|p| instance_subgraph(&p.body, alias))
+        })
+}
+
 /// Where artifact `name` of declaration `decl` is declared: its `input`, or the
 /// `writes: name = "path"` that names it.
-fn artifact_declaration(
+pub fn artifact_declaration(
     parsed: &Parsed,
     text: &str,
     decl: &str,

@@ -1,17 +1,22 @@
 //! The main loop: reads messages from the client, keeps the world up to date and
 //! answers requests. A panic in a handler becomes an error response, never a dead server.
 
+use std::collections::BTreeSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crossbeam_channel::RecvTimeoutError;
 
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::{
     DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidOpenTextDocument,
-    DidSaveTextDocument, Notification as _, PublishDiagnostics,
+    DidSaveTextDocument, Exit, Notification as _, PublishDiagnostics,
 };
 use lsp_types::request::{
     CodeActionRequest, Completion, DocumentHighlightRequest, DocumentSymbolRequest,
     FoldingRangeRequest, Formatting, GotoDefinition, HoverRequest, PrepareRenameRequest,
-    References, Rename, SemanticTokensFullRequest,
+    References, Rename, Request as _, SemanticTokensFullRequest, Shutdown,
 };
 use lsp_types::{
     CompletionOptions, InitializeParams, OneOf, PublishDiagnosticsParams, RenameOptions,
@@ -20,7 +25,7 @@ use lsp_types::{
 
 use crate::handlers::{self, HandlerError};
 use crate::paths::uri_to_key;
-use crate::world::World;
+use crate::world::{Doc, World};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
@@ -72,7 +77,20 @@ pub fn capabilities() -> ServerCapabilities {
 
 /// Serves one client on stdin/stdout until it sends `exit`.
 pub fn run_stdio() -> Result<(), ServerError> {
-    let (connection, io_threads) = Connection::stdio();
+    let (connection, io_threads) = crate::transport::stdio();
+    serve(&connection)?;
+    drop(connection);
+    io_threads.join()?;
+    Ok(())
+}
+
+/// Serves one client over a byte stream pair (what [`run_stdio`] does on stdio), until
+/// `exit` or the end of `input`.
+pub fn run_io(
+    input: impl std::io::BufRead + Send + 'static,
+    output: impl std::io::Write + Send + 'static,
+) -> Result<(), ServerError> {
+    let (connection, io_threads) = crate::transport::io(input, output);
     serve(&connection)?;
     drop(connection);
     io_threads.join()?;
@@ -113,26 +131,68 @@ pub fn serve(connection: &Connection) -> Result<(), ServerError> {
     let mut server = Server {
         world: World::new(root.as_deref().map(std::path::Path::new)),
         connection,
+        pending: BTreeSet::new(),
+        unpublished: Arc::default(),
+        shutting_down: false,
     };
     server.main_loop()
 }
 
+/// How long the server waits after an edit for the next one before it checks: a burst
+/// of keystrokes is checked once, at its last version.
+const DEBOUNCE: Duration = Duration::from_millis(10);
+
 struct Server<'c> {
     world: World,
     connection: &'c Connection,
+    /// Files changed since the last check started.
+    pending: BTreeSet<String>,
+    /// Changed files whose check was cancelled by a newer edit: checked next time.
+    unpublished: Arc<Mutex<BTreeSet<String>>>,
+    /// After `shutdown`, requests are refused until `exit`.
+    shutting_down: bool,
 }
 
 impl Server<'_> {
     fn main_loop(&mut self) -> Result<(), ServerError> {
-        for msg in &self.connection.receiver {
+        loop {
+            let next = if self.pending.is_empty() {
+                self.connection
+                    .receiver
+                    .recv()
+                    .map_err(|_| RecvTimeoutError::Disconnected)
+            } else {
+                self.connection.receiver.recv_timeout(DEBOUNCE)
+            };
+            let msg = match next {
+                Ok(msg) => msg,
+                Err(RecvTimeoutError::Timeout) => {
+                    self.start_check();
+                    continue;
+                }
+                Err(RecvTimeoutError::Disconnected) => return Ok(()),
+            };
             match msg {
+                Message::Request(req) if self.shutting_down => {
+                    self.send(
+                        Response::new_err(
+                            req.id,
+                            ErrorCode::InvalidRequest as i32,
+                            format!("{} after shutdown: the server is shutting down", req.method),
+                        )
+                        .into(),
+                    )?;
+                }
+                Message::Request(req) if req.method == Shutdown::METHOD => {
+                    self.shutting_down = true;
+                    self.send(Response::new_ok(req.id, ()).into())?;
+                }
                 Message::Request(req) => {
-                    if self.connection.handle_shutdown(&req)? {
-                        return Ok(());
-                    }
                     let resp = self.request(req);
                     self.send(resp.into())?;
                 }
+                Message::Notification(n) if n.method == Exit::METHOD => return Ok(()),
+                Message::Notification(_) if self.shutting_down => {}
                 Message::Notification(n) => {
                     let method = n.method.clone();
                     let outcome = catch_unwind(AssertUnwindSafe(|| self.notification(n)));
@@ -150,7 +210,57 @@ impl Server<'_> {
                 Message::Response(_) => {}
             }
         }
-        Ok(())
+    }
+
+    /// Checks the pending files, and the open files importing them, on a snapshot of the
+    /// database in a thread of its own, publishing as each file is done. The next edit
+    /// cancels it (salsa unwinds a snapshot's queries when its database is written), so
+    /// a stale version is never finished.
+    fn start_check(&mut self) {
+        let mut changed = std::mem::take(&mut self.pending);
+        if let Ok(mut left) = self.unpublished.lock() {
+            changed.append(&mut left);
+        }
+        let changed: Vec<String> = changed.into_iter().collect();
+        let open: Vec<(String, Doc)> = self
+            .world
+            .open
+            .iter()
+            .map(|(k, d)| (k.clone(), d.clone()))
+            .collect();
+        let mut changed_keys = changed.clone();
+        changed_keys.extend(changed.iter().filter_map(|k| self.world.alias(k)));
+        let db = self.world.db.clone();
+        let sender = self.connection.sender.clone();
+        let unpublished = self.unpublished.clone();
+        std::thread::spawn(move || {
+            let outcome = catch_unwind(AssertUnwindSafe(|| {
+                let keys: Vec<&String> = open.iter().map(|(k, _)| k).collect();
+                for key in crate::world::affected(&db, &keys, &changed_keys) {
+                    let Some((_, doc)) = open.iter().find(|(k, _)| *k == key) else {
+                        continue;
+                    };
+                    let diagnostics = crate::world::lsp_diagnostics(&db, &key, &doc.uri);
+                    let _ = sender.send(publication(&doc.uri, diagnostics, Some(doc.version)));
+                }
+            }));
+            match outcome {
+                Ok(()) => {}
+                Err(payload) if payload.is::<salsa::Cancelled>() => {
+                    // A newer edit is waiting to be written: check these files with it.
+                    // (Recorded before `db` is dropped, which is what the writer waits for.)
+                    if let Ok(mut left) = unpublished.lock() {
+                        left.extend(changed);
+                    }
+                }
+                Err(_) => {
+                    let _ = sender.send(log_message(
+                        "internal error while checking; this is a bug in factory-lsp, the server keeps running",
+                    ));
+                }
+            }
+            drop(db);
+        });
     }
 
     fn send(&self, msg: Message) -> Result<(), ServerError> {
@@ -161,13 +271,7 @@ impl Server<'_> {
     }
 
     fn log(&self, message: &str) -> Result<(), ServerError> {
-        let params = lsp_types::LogMessageParams {
-            typ: lsp_types::MessageType::ERROR,
-            message: message.to_string(),
-        };
-        self.send(
-            Notification::new(lsp_types::notification::LogMessage::METHOD.into(), params).into(),
-        )
+        self.send(log_message(message))
     }
 
     fn request(&mut self, req: Request) -> Response {
@@ -187,11 +291,19 @@ impl Server<'_> {
                 let Some(key) = uri_to_key(&p.text_document.uri) else {
                     return Ok(());
                 };
+                if !self.world.open.contains_key(&key) {
+                    // Its text is the file on disk; an edit against text the client
+                    // never sent would corrupt it. The client must open it first.
+                    return self.log(&format!(
+                        "ignored didChange for {}: the document is not open (send didOpen first)",
+                        p.text_document.uri.as_str()
+                    ));
+                }
                 let mut text = self.world.text(&key).to_string();
                 for change in p.content_changes {
                     crate::position::apply_change(&mut text, change.range, &change.text);
                 }
-                self.world.db.set_text(&key, text);
+                self.world.set_text(&key, text);
                 if let Some(doc) = self.world.open.get_mut(&key) {
                     doc.version = p.text_document.version;
                 }
@@ -240,15 +352,9 @@ impl Server<'_> {
         Ok(())
     }
 
-    /// Publishes fresh diagnostics for every open file `key` can affect.
+    /// Schedules fresh diagnostics for every open file `key` can affect.
     fn republish(&mut self, key: &str) -> Result<(), ServerError> {
-        for k in self.world.affected_by(key) {
-            let Some(doc) = self.world.open.get(&k).cloned() else {
-                continue;
-            };
-            let diags = self.world.lsp_diagnostics(&k);
-            self.publish(&doc.uri, diags, Some(doc.version))?;
-        }
+        self.pending.insert(key.to_string());
         Ok(())
     }
 
@@ -258,13 +364,29 @@ impl Server<'_> {
         diagnostics: Vec<lsp_types::Diagnostic>,
         version: Option<i32>,
     ) -> Result<(), ServerError> {
-        let params = PublishDiagnosticsParams {
-            uri: uri.clone(),
-            diagnostics,
-            version,
-        };
-        self.send(Notification::new(PublishDiagnostics::METHOD.into(), params).into())
+        self.send(publication(uri, diagnostics, version))
     }
+}
+
+fn publication(
+    uri: &Uri,
+    diagnostics: Vec<lsp_types::Diagnostic>,
+    version: Option<i32>,
+) -> Message {
+    let params = PublishDiagnosticsParams {
+        uri: uri.clone(),
+        diagnostics,
+        version,
+    };
+    Notification::new(PublishDiagnostics::METHOD.into(), params).into()
+}
+
+fn log_message(message: &str) -> Message {
+    let params = lsp_types::LogMessageParams {
+        typ: lsp_types::MessageType::ERROR,
+        message: message.to_string(),
+    };
+    Notification::new(lsp_types::notification::LogMessage::METHOD.into(), params).into()
 }
 
 /// Asks the client to tell the server about changes on disk to workflow files (imported

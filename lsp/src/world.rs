@@ -24,13 +24,17 @@ pub struct World {
     pub open: BTreeMap<String, Doc>,
     roles: BTreeSet<String>,
     root: PathBuf,
+    /// The standard library directory on disk, if the project has one: a file open
+    /// from it is also `std/<name>.fwf`, the key its importers load.
+    stdlib: Option<PathBuf>,
 }
 
 impl World {
     pub fn new(root: Option<&Path>) -> World {
         let start = root.map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        let stdlib = host::find_stdlib(&start);
         let loader = FsLoader {
-            stdlib: host::find_stdlib(&start),
+            stdlib: stdlib.clone(),
         };
         let roles = host::discover_roles(&start);
         World {
@@ -38,7 +42,28 @@ impl World {
             open: BTreeMap::new(),
             roles,
             root: start,
+            stdlib,
         }
+    }
+
+    /// The standard library directory on disk (`None`: the embedded one).
+    pub fn stdlib_dir(&self) -> Option<&Path> {
+        self.stdlib.as_deref()
+    }
+
+    /// The other key of `key`: `std/<name>.fwf` for a file of the standard library
+    /// directory, which is how importers name it.
+    pub fn alias(&self, key: &str) -> Option<String> {
+        let rest = Path::new(key).strip_prefix(self.stdlib.as_deref()?).ok()?;
+        Some(format!("std/{}", rest.to_str()?))
+    }
+
+    /// Sets the text of `key` (and of its `std/` alias) in the database.
+    pub fn set_text(&mut self, key: &str, text: String) {
+        if let Some(alias) = self.alias(key) {
+            self.db.set_text(&alias, text.clone());
+        }
+        self.db.set_text(key, text);
     }
 
     /// Adds the roles with prompts next to or above `key` (a file opened outside the
@@ -83,26 +108,20 @@ impl World {
     }
 
     /// The open documents whose diagnostics may change when `key` changes: itself and
-    /// every open file that imports it, directly or not.
+    /// every open file that imports it (or its `std/` alias), directly or not.
     pub fn affected_by(&self, key: &str) -> Vec<String> {
-        self.open
-            .keys()
-            .filter(|k| {
-                k.as_str() == key
-                    || import_closure(&self.db, self.db.file(k))
-                        .files
-                        .iter()
-                        .any(|f| f.key(&self.db) == key)
-            })
-            .cloned()
-            .collect()
+        let keys: Vec<String> = std::iter::once(key.to_string())
+            .chain(self.alias(key))
+            .collect();
+        let open: Vec<&String> = self.open.keys().collect();
+        affected(&self.db, &open, &keys)
     }
 
     /// Opens (or re-opens) a document with the editor's text; returns its key.
     pub fn open_doc(&mut self, uri: lsp_types::Uri, text: String, version: i32) -> Option<String> {
         let key = crate::paths::uri_to_key(&uri)?;
         self.discover_roles_for(&key);
-        self.db.set_text(&key, text);
+        self.set_text(&key, text);
         self.open.insert(key.clone(), Doc { uri, version });
         Some(key)
     }
@@ -112,12 +131,7 @@ impl World {
         let Some(doc) = self.open.get(key) else {
             return Vec::new();
         };
-        let text = self.text(key);
-        self.diagnostics(key)
-            .iter()
-            .filter(|d| d.file == key)
-            .map(|d| crate::convert::diagnostic(d, text, &doc.uri))
-            .collect()
+        lsp_diagnostics(&self.db, key, &doc.uri)
     }
 
     /// Re-reads a file that is not open from disk (it changed there).
@@ -126,6 +140,39 @@ impl World {
             return;
         }
         let text = std::fs::read_to_string(key).unwrap_or_default();
+        if let Some(alias) = self.alias(key) {
+            self.db.set_text(&alias, text.clone());
+        }
         self.db.set_text(key, text);
     }
+}
+
+/// Which of the `open` files `changed` keys can affect: themselves and the files that
+/// import one of them, directly or not.
+pub fn affected(db: &Database, open: &[&String], changed: &[String]) -> Vec<String> {
+    open.iter()
+        .filter(|k| {
+            changed.contains(k)
+                || import_closure(db, db.file(k))
+                    .files
+                    .iter()
+                    .any(|f| changed.iter().any(|c| c == f.key(db)))
+        })
+        .map(|k| k.to_string())
+        .collect()
+}
+
+/// The LSP diagnostics of `key` (those located in the file itself), shown at `uri`.
+pub fn lsp_diagnostics(
+    db: &Database,
+    key: &str,
+    uri: &lsp_types::Uri,
+) -> Vec<lsp_types::Diagnostic> {
+    let text = db.file(key).text(db);
+    let index = crate::position::LineIndex::new(text);
+    file_diagnostics(db, db.file(key))
+        .iter()
+        .filter(|d| d.file == key)
+        .map(|d| crate::convert::diagnostic(d, &index, uri))
+        .collect()
 }

@@ -33,6 +33,23 @@ pub fn template_vars(text: &str) -> Vec<&str> {
     vars
 }
 
+/// The largest reloop bound the compiler accepts. Each reloop is a whole agent round
+/// trip (minutes); a bound past this is a typo or a way of writing "forever", and the
+/// checker treats it like a missing bound.
+pub const MAX_RELOOP: u32 = 1_000;
+
+/// The identity of an artifact path: two spellings of one file (`./out/a.md`,
+/// `out//a.md`, `out/x/../a.md`) give the same key. Lexical only (the file need not
+/// exist yet, [`crate::paths::normalize`]). A path that is already normal is borrowed, not copied.
+pub fn artifact_key(path: &str) -> std::borrow::Cow<'_, str> {
+    let key = crate::paths::normalize(path);
+    if key == path {
+        std::borrow::Cow::Borrowed(path)
+    } else {
+        std::borrow::Cow::Owned(key)
+    }
+}
+
 /// Where an agent gate that declares no `writes` has its verdict written.
 pub fn default_verdict_path(role: &str, node: &str) -> String {
     format!(".factory/reviews/{role}-verdict-{node}.md")
@@ -62,3 +79,29 @@ pub fn verdict_file(node: &Node) -> Option<String> {
 
 /// The heading under which a verdict file states PROCEED, RELOOP or HALT.
 pub const VERDICT_HEADING: &str = "## Verdict";
+
+#[cfg(test)]
+mod tests {
+    use super::artifact_key;
+
+    #[test]
+    fn spellings_of_one_path_share_a_key() {
+        for (a, b) in [
+            ("./out/a.md", "out/a.md"),
+            ("out//a.md", "out/a.md"),
+            ("out/x/../a.md", "out/a.md"),
+            ("out/./a.md", "out/a.md"),
+            ("out/", "out"),
+            ("/tmp/../a", "/a"),
+            ("/../a", "/a"),
+            ("../a", "../a"),
+            ("x/../../a", "../a"),
+        ] {
+            assert_eq!(artifact_key(a), b, "{a}");
+        }
+        assert!(matches!(
+            artifact_key("out/a.md"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+}

@@ -182,7 +182,7 @@ impl<'a> Lowering<'a> {
     /// Lowers a subgraph on its own, with placeholder arguments, to report the findings
     /// in its body. The graph it produces is not validated: its shape depends on how it
     /// is used.
-    pub fn check_subgraph(&mut self, file: &str, decl: &Decl) {
+    pub fn check_subgraph(&mut self, file: &str, decl: &Decl) -> Endpoints {
         let mut params = BTreeMap::new();
         for p in &decl.params {
             let binding = match p.ty {
@@ -221,6 +221,11 @@ impl<'a> Lowering<'a> {
                 .label("no entry")
                 .help("begin its flow with `start -> <first node>`"),
             );
+        }
+        Endpoints {
+            entries: scope.entries,
+            exits: scope.exits,
+            single: false,
         }
     }
 

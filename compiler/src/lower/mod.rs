@@ -123,9 +123,100 @@ pub fn lower(file: &str, decl: &Decl, subgraphs: &Subgraphs<'_>) -> Lowered {
     }
 }
 
-/// Lowers subgraph `decl` on its own to report the findings in its body.
+/// Lowers subgraph `decl` on its own to report the findings in its body, and holds its
+/// graph to the one rule that does not depend on how it is used: a fork inside it is
+/// closed inside it. (Otherwise the fork would be reported only in the workflows that
+/// use the subgraph, never in the subgraph's own file.)
 pub fn check_subgraph(file: &str, decl: &Decl, subgraphs: &Subgraphs<'_>) -> Vec<Finding<FileLoc>> {
     let mut cx = body::Lowering::new(subgraphs);
-    cx.check_subgraph(file, decl);
-    cx.findings
+    let ends = cx.check_subgraph(file, decl);
+    let mut findings = std::mem::take(&mut cx.findings);
+    if findings
+        .iter()
+        .any(|f| f.code.severity() == crate::diagnostic::Severity::Error)
+    {
+        return findings;
+    }
+    let ir = standalone(decl, cx.nodes, cx.edges.into_iter().map(|e| e.0), ends);
+    for f in crate::validate::unclosed_forks(&ir) {
+        let f = f.map(|r| cx.origins.locate(&r));
+        if let Some(at) = f.at.clone().filter(|at| at.file == file) {
+            findings.push(Finding {
+                code: f.code,
+                message: f.message,
+                at,
+                label: f.label,
+                labels: f
+                    .labels
+                    .into_iter()
+                    .filter_map(|(a, t)| Some((a?, t)))
+                    .collect(),
+                help: f.help,
+                attr: f.attr,
+            });
+        }
+    }
+    findings
+}
+
+/// A subgraph's body as a graph of its own: `start` before its entries, `end` after its
+/// exits, and each node parameter a stand-in node that leads to `end`.
+fn standalone(
+    decl: &Decl,
+    mut nodes: Vec<crate::ir::Node>,
+    edges: impl Iterator<Item = crate::ir::Edge>,
+    ends: body::Endpoints,
+) -> Ir {
+    use crate::ir::{Attrs, END, Edge, Node, NodeKind, START};
+    let edge = |from: &str, to: &str, label| Edge {
+        from: from.to_string(),
+        to: to.to_string(),
+        label,
+        max: None,
+        max_knob: None,
+    };
+    let mut edges: Vec<Edge> = edges.collect();
+    for (id, kind) in [(START, NodeKind::Start), (END, NodeKind::End)] {
+        nodes.push(Node {
+            id: id.to_string(),
+            kind,
+            attrs: Attrs::default(),
+        });
+    }
+    for p in decl
+        .params
+        .iter()
+        .filter(|p| p.ty == crate::syntax::ParamType::Node)
+    {
+        nodes.push(Node {
+            id: p.name.clone(),
+            kind: NodeKind::Agent,
+            attrs: Attrs::default(),
+        });
+        edges.push(edge(&p.name, END, None));
+    }
+    edges.extend(ends.entries.iter().map(|to| edge(START, to, None)));
+    edges.extend(
+        ends.exits
+            .iter()
+            .map(|(from, label)| edge(from, END, *label)),
+    );
+    let mut ir = Ir {
+        ir_version: IR_VERSION,
+        workflow: WorkflowMeta {
+            name: decl.name.clone(),
+            description: String::new(),
+            doc: String::new(),
+            headless: false,
+            inputs: Vec::new(),
+        },
+        start: START.to_string(),
+        knobs: Vec::new(),
+        nodes,
+        edges,
+    };
+    ir.canonicalize();
+    ir.nodes.dedup_by(|a, b| a.id == b.id);
+    ir.edges.dedup();
+    ir
 }

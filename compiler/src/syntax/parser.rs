@@ -43,6 +43,9 @@ pub struct Parsed {
     pub ast: Ast,
     pub map: SourceMap,
     pub errors: Vec<SyntaxError>,
+    /// Byte ranges the parser skipped to recover from an error (the formatter leaves
+    /// them as they are).
+    pub skipped: Vec<Range<usize>>,
 }
 
 /// Parses a whole `.fwf` source text.
@@ -134,12 +137,14 @@ impl<'t> Driver<'t> {
                 let end = line_end(self.text, at).max(at + next_char);
                 self.error(at..end, message, help);
                 let next = resync(self.text, self.pos, &level);
+                let from = self.pos;
                 // Always make progress: a stray `}` at the top level resyncs to itself.
                 self.pos = if next > self.pos {
                     next
                 } else {
                     (line_end(self.text, self.pos) + 1).min(self.text.len())
                 };
+                self.out.skipped.push(from..self.pos);
                 None
             }
         }

@@ -1,7 +1,9 @@
 //! Dataflow: every artifact a node reads should be written by a node upstream of it (or
 //! be a declared workflow input). Identity is the artifact's path, so a read by name and
-//! a read by path of the same file are the same artifact.
+//! a read by path of the same file are the same artifact, and so are two spellings of
+//! one path (`./a.md`, `a.md`: [`artifact_key`]).
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 
 use petgraph::graph::NodeIndex;
@@ -9,17 +11,24 @@ use petgraph::graph::NodeIndex;
 use super::graph::Graph;
 use super::{Finding, IrRef};
 use crate::diagnostic::Code;
+use crate::ir::conventions::artifact_key;
 use crate::ir::{Ir, Label};
 
 pub(super) fn check(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
-    let inputs: BTreeSet<&str> = ir.workflow.inputs.iter().map(|a| a.path.as_str()).collect();
+    let inputs: BTreeSet<Cow<str>> = ir
+        .workflow
+        .inputs
+        .iter()
+        .map(|a| artifact_key(&a.path))
+        .collect();
     // Only artifacts someone reads need tracking: give each a bit.
-    let mut bit: HashMap<&str, usize> = HashMap::new();
+    let mut bit: HashMap<Cow<str>, usize> = HashMap::new();
     for n in &ir.nodes {
         for r in &n.attrs.reads {
-            if !inputs.contains(r.path.as_str()) {
+            let key = artifact_key(&r.path);
+            if !inputs.contains(&key) {
                 let next = bit.len();
-                bit.entry(r.path.as_str()).or_insert(next);
+                bit.entry(key).or_insert(next);
             }
         }
     }
@@ -66,13 +75,13 @@ pub(super) fn check(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
             continue;
         };
         for w in &n.attrs.writes {
-            if let Some(&b) = bit.get(w.path.as_str()) {
+            if let Some(&b) = bit.get(artifact_key(&w.path).as_ref()) {
                 writes[b / 64].push((ix.index(), 1 << (b % 64)));
             }
         }
         if g.topo[ix.index()].is_some() {
             for r in &n.attrs.reads {
-                if let Some(&b) = bit.get(r.path.as_str()) {
+                if let Some(&b) = bit.get(artifact_key(&r.path).as_ref()) {
                     reads.push((ix.index(), b));
                 }
             }
@@ -121,7 +130,7 @@ pub(super) fn check(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
             continue;
         }
         for r in &node.attrs.reads {
-            if !bit.contains_key(r.path.as_str()) {
+            if !bit.contains_key(artifact_key(&r.path).as_ref()) {
                 continue;
             }
             let ok = seen[next];

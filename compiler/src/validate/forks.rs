@@ -9,6 +9,7 @@ use petgraph::graph::NodeIndex;
 use super::graph::Graph;
 use super::{Finding, IrRef};
 use crate::diagnostic::Code;
+use crate::ir::conventions::artifact_key;
 use crate::ir::{Ir, Label, NodeKind};
 
 /// Deeper nesting than this is reported instead of recursed into (no stack overflow
@@ -149,7 +150,12 @@ impl Matcher<'_> {
                 }
                 nodes.insert(n);
                 if let Some(node) = self.ir.node(g.id(n)) {
-                    branch_writes.extend(node.attrs.writes.iter().map(|a| a.path.clone()));
+                    branch_writes.extend(
+                        node.attrs
+                            .writes
+                            .iter()
+                            .map(|a| artifact_key(&a.path).into_owned()),
+                    );
                 }
                 let next: Vec<(NodeIndex, usize)> = if is_fork(kind) {
                     match self.region(n, depth + 1) {
@@ -307,7 +313,7 @@ impl Matcher<'_> {
         node.attrs
             .writes
             .iter()
-            .any(|a| a.path == path)
+            .any(|a| artifact_key(&a.path) == path)
             .then(|| IrRef::Node(head.to_string()))
     }
 

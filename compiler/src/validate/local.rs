@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use super::{Context, Finding, IrRef, a_kind};
 use crate::diagnostic::Code;
+use crate::ir::conventions::MAX_RELOOP;
 use crate::ir::{Evaluator, Ir, KnobType, Label, Literal, NodeKind};
 
 pub(super) fn check(ir: &Ir, cx: &Context, out: &mut Vec<Finding>) {
@@ -74,12 +75,36 @@ fn edge(ir: &Ir, i: usize, e: &crate::ir::Edge, out: &mut Vec<Finding>) {
         out.push(
             Finding::new(
                 Code::UnboundedReloop,
-                at,
+                at.clone(),
                 format!("reloop from `{}` to `{}` has no bound", e.from, e.to),
             )
             .label("unbounded reloop")
             .help(format!(
                 "give it a bound of at least 1: `{}.reloop(max 3) -> {}`",
+                e.from, e.to
+            )),
+        );
+    }
+    // A bound no run could reach bounds nothing: it is as unbounded as no bound.
+    if let (Some(Label::Reloop), Some(max)) = (e.label, e.max)
+        && max > MAX_RELOOP
+    {
+        let from = match &e.max_knob {
+            Some(k) => format!(" (from knob `{k}`)"),
+            None => String::new(),
+        };
+        out.push(
+            Finding::new(
+                Code::UnboundedReloop,
+                at,
+                format!(
+                    "reloop from `{}` to `{}` has a bound of {max}{from}, more than any run could take",
+                    e.from, e.to
+                ),
+            )
+            .label("no real bound")
+            .help(format!(
+                "give it a bound from 1 to {MAX_RELOOP}: `{}.reloop(max 3) -> {}`",
                 e.from, e.to
             )),
         );

@@ -123,3 +123,14 @@ pub fn validate(ir: &Ir, cx: &Context) -> Vec<Finding> {
     dataflow::check(ir, &g, &mut out);
     out
 }
+
+/// The forks of `ir` that no join closes (for a subgraph checked on its own, where the
+/// other graph rules depend on how it is used).
+pub fn unclosed_forks(ir: &Ir) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let g = Graph::new(ir, &mut out);
+    out.clear();
+    forks::check(ir, &g, &mut out);
+    out.retain(|f| f.code == Code::ForkWithoutJoin);
+    out
+}

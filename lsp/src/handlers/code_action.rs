@@ -29,13 +29,22 @@ pub fn code_actions(
     let end = doc.offset(params.range.end);
     let uri = &params.text_document.uri;
     let mut out = Vec::new();
+    // The client names the diagnostics it wants fixed (a lightbulb on a line, "fix all"
+    // on a selection); those count wherever the cursor is.
+    let asked = |d: &Diagnostic| {
+        let range = doc.range(&d.span);
+        params.context.diagnostics.iter().any(|c| {
+            c.range == range
+                && c.code == Some(lsp_types::NumberOrString::String(d.code.as_str().into()))
+        })
+    };
     for d in world
         .diagnostics(&doc.key)
         .iter()
         .filter(|d| d.file == doc.key)
     {
         // Diagnostics touching the requested range (an empty range is the cursor).
-        if d.span.end < start || d.span.start > end {
+        if (d.span.end < start || d.span.start > end) && !asked(d) {
             continue;
         }
         let action = match d.code {
@@ -45,7 +54,7 @@ pub fn code_actions(
             _ => None,
         };
         if let Some(mut a) = action {
-            a.diagnostics = Some(vec![crate::convert::diagnostic(d, doc.text, uri)]);
+            a.diagnostics = Some(vec![crate::convert::diagnostic(d, &doc.index, uri)]);
             a.kind = Some(CodeActionKind::QUICKFIX);
             a.is_preferred = Some(true);
             out.push(CodeActionOrCommand::CodeAction(a));

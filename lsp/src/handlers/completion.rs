@@ -142,7 +142,10 @@ fn import_paths(key: &str, partial: &str) -> Vec<String> {
         .into_iter()
         .map(|(name, _)| format!("std/{name}"))
         .collect();
-    if let Some(dir) = factory_compiler::host::find_stdlib(std::path::Path::new(".")) {
+    let here = std::path::Path::new(key)
+        .parent()
+        .unwrap_or(std::path::Path::new("."));
+    if let Some(dir) = factory_compiler::host::find_stdlib(here) {
         out.extend(fwf_stems(&dir, 1).into_iter().map(|s| format!("std/{s}")));
     }
     if let Some(dir) = std::path::Path::new(key).parent() {

@@ -41,21 +41,26 @@ pub fn definition(
             subgraph_elsewhere(world, &doc.key, name)
         }
         symbol => lookup::declaration_in(doc.parsed, doc.text, symbol)
-            .map(|span| Location::new(p.text_document.uri.clone(), doc.range(&span))),
+            .map(|span| Location::new(p.text_document.uri.clone(), doc.range(&span)))
+            .or_else(|| match symbol {
+                Symbol::Artifact { decl, name } => artifact_elsewhere(world, &doc.key, decl, name),
+                _ => None,
+            }),
     };
     Ok(location.map(GotoDefinitionResponse::Scalar))
 }
 
-/// The key of a file that is on disk. The standard library is the directory
-/// `$FACTORY_STDLIB` names, or else a read-only copy of the embedded one.
+/// The key of a file that is on disk. The standard library is the project's directory
+/// (`$FACTORY_STDLIB` or a `stdlib/` above the workspace), or else a read-only copy of
+/// the embedded one.
 fn disk_key(world: &World, key: &str) -> Option<String> {
     if !world.db.file(key).exists(&world.db) {
         return None;
     }
     if let Some(rest) = key.strip_prefix("std/") {
-        let path = match factory_compiler::host::find_stdlib(std::path::Path::new(".")) {
-            Some(dir) => dir.join(rest),
-            None => crate::builtin_files::stdlib_file(rest.strip_suffix(".fwf")?)?,
+        let path = match world.stdlib_dir().map(|dir| dir.join(rest)) {
+            Some(path) if path.is_file() => path,
+            _ => crate::builtin_files::stdlib_file(rest.strip_suffix(".fwf")?)?,
         };
         return Some(path.to_string_lossy().into_owned());
     }
@@ -76,6 +81,22 @@ fn subgraph_elsewhere(world: &World, key: &str, name: &str) -> Option<Location> 
         }
     }
     None
+}
+
+/// An artifact of a subgraph declared in an imported file (`study.combined`).
+fn artifact_elsewhere(world: &World, key: &str, decl: &str, name: &str) -> Option<Location> {
+    let file = world.db.file(key);
+    import_closure(&world.db, file).files.iter().find_map(|f| {
+        let parsed = parse_file(&world.db, *f);
+        parsed.map.get(&Loc::Decl(decl.to_string()))?;
+        let text = f.text(&world.db);
+        let span = lookup::artifact_declaration(parsed, text, decl, name)?;
+        let fkey = disk_key(world, f.key(&world.db))?;
+        Some(Location::new(
+            key_to_uri(&fkey)?,
+            LineIndex::new(text).range(&span),
+        ))
+    })
 }
 
 pub fn references(world: &mut World, params: ReferenceParams) -> Result<Option<Vec<Location>>> {

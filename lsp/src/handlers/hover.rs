@@ -138,8 +138,24 @@ pub fn describe(world: &World, doc: &DocView<'_>, symbol: &Symbol) -> Option<Str
         }
         Symbol::Role { name } => Some(role(&doc.key, name)),
         Symbol::Artifact { decl, name } => {
-            let d = doc.parsed.ast.decls.iter().find(|d| &d.name == decl)?;
-            Some(artifact(&d.body, name))
+            if let Some(d) = doc.parsed.ast.decls.iter().find(|d| &d.name == decl) {
+                return Some(artifact(&d.body, name));
+            }
+            // An instance's artifact (`study.combined`): the subgraph is imported.
+            let file = world.db.file(&doc.key);
+            import_closure(&world.db, file).files.iter().find_map(|f| {
+                let d = file_ast(&world.db, *f)
+                    .decls
+                    .iter()
+                    .find(|d| &d.name == decl)?;
+                Some(format!(
+                    "{}
+
+of subgraph `{decl}`, from `{}`",
+                    artifact(&d.body, name),
+                    f.key(&world.db)
+                ))
+            })
         }
         Symbol::Attribute { key } => {
             let (_, text) = ATTRIBUTES.iter().find(|(k, _)| k == key)?;

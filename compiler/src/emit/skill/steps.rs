@@ -31,10 +31,12 @@ pub(super) struct StepView {
 
 /// The graph around the steps: numbers by node id, edges by source, parallel blocks.
 pub(super) struct Context<'a> {
-    pub ir: &'a Ir,
     pub numbers: BTreeMap<&'a str, usize>,
     out: BTreeMap<&'a str, Vec<&'a Edge>>,
     into: BTreeMap<&'a str, Vec<&'a Edge>>,
+    /// Parallel blocks by id: looked up by prefix, so finding a node's block costs the
+    /// dots in its id, not a scan of every node (which made emitting quadratic).
+    parallels: BTreeMap<&'a str, &'a Node>,
 }
 
 impl<'a> Context<'a> {
@@ -50,11 +52,17 @@ impl<'a> Context<'a> {
             out.entry(e.from.as_str()).or_default().push(e);
             into.entry(e.to.as_str()).or_default().push(e);
         }
+        let parallels = ir
+            .nodes
+            .iter()
+            .filter(|p| p.kind == NodeKind::Parallel)
+            .map(|p| (p.id.as_str(), p))
+            .collect();
         Context {
-            ir,
             numbers,
             out,
             into,
+            parallels,
         }
     }
 
@@ -85,26 +93,27 @@ impl<'a> Context<'a> {
         join_and(&refs)
     }
 
-    /// The innermost parallel block whose body holds `id`.
+    /// The innermost parallel block whose body holds `id`: the longest `p` with `id`
+    /// starting `p.`.
     pub fn parallel_of(&self, id: &str) -> Option<&'a Node> {
-        self.ir
-            .nodes
-            .iter()
-            .filter(|p| p.kind == NodeKind::Parallel)
-            .filter(|p| id.starts_with(&format!("{}.", p.id)))
-            .max_by_key(|p| p.id.len())
+        id.rmatch_indices('.')
+            .find_map(|(dot, _)| self.parallels.get(&id[..dot]).copied())
     }
 
-    /// First and last step numbers of a parallel block's body.
+    /// First and last step numbers of a parallel block's body: the ids starting
+    /// `parallel.`, which sit together in the sorted map.
     fn body_range(&self, parallel: &str) -> Option<(usize, usize)> {
         let prefix = format!("{parallel}.");
-        let nums: Vec<usize> = self
+        let body = self
             .numbers
-            .iter()
-            .filter(|(id, _)| id.starts_with(&prefix))
-            .map(|(_, n)| *n)
-            .collect();
-        Some((*nums.iter().min()?, *nums.iter().max()?))
+            .range::<str, _>((
+                std::ops::Bound::Included(prefix.as_str()),
+                std::ops::Bound::Unbounded,
+            ))
+            .take_while(|(id, _)| id.starts_with(&prefix))
+            .map(|(_, n)| *n);
+        let (min, max) = body.fold((usize::MAX, 0), |(lo, hi), n| (lo.min(n), hi.max(n)));
+        (max > 0).then_some((min, max))
     }
 }
 

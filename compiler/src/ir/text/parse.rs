@@ -305,6 +305,12 @@ impl Parser<'_> {
             ));
         };
         let id = parse_name(id_tok, "node id")?;
+        // The id decides first: a second line for one id is a duplicate whatever else is
+        // wrong with either line (and a bad first line still claims its id).
+        if let Some(first) = self.node_lines.get(&id) {
+            return Err(self.duplicate(&format!("node id `{id}`"), first, span));
+        }
+        self.node_lines.insert(id.clone(), span.clone());
         let Some(kind) = NodeKind::parse(kind_tok.text) else {
             return Err(err(
                 kind_tok.span(),
@@ -327,10 +333,6 @@ impl Parser<'_> {
             seen.check(&key, key.text)?;
             node_attr(&mut attrs, &key, &value)?;
         }
-        if let Some(first) = self.node_lines.get(&id) {
-            return Err(self.duplicate(&format!("node id `{id}`"), first, span));
-        }
-        self.node_lines.insert(id.clone(), span.clone());
         self.nodes.push((Node { id, kind, attrs }, span));
         Ok(())
     }
