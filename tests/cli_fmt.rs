@@ -88,3 +88,38 @@ fn repository_workflows_and_stdlib_are_formatted() {
         .assert()
         .success();
 }
+
+#[test]
+fn a_file_with_syntax_errors_is_reported_left_alone_where_broken_and_summarised() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("broken.fwf");
+    let tidy = dir.path().join("tidy.fwf");
+    let text = "workflow w {\n    agent a { role: builder }\n    agent b {{{ role: x\n}\n";
+    fs::write(&broken, text).unwrap();
+    fs::write(&tidy, TIDY).unwrap();
+    factory()
+        .arg("fmt")
+        .arg(dir.path())
+        .assert()
+        .code(1)
+        .stderr(
+            predicate::str::contains("broken.fwf: 1 syntax error(s)")
+                .or(predicate::str::contains("broken.fwf: 2 syntax error(s)"))
+                .and(predicate::str::contains(
+                    "2 file(s): 0 reformatted, 2 unchanged, 1 with syntax errors",
+                )),
+        );
+    assert_eq!(
+        fs::read_to_string(&broken).unwrap(),
+        text,
+        "nothing that does not parse is re-indented"
+    );
+    factory()
+        .arg("fmt")
+        .arg(&tidy)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "1 file(s): 0 reformatted, 1 unchanged, 0 with syntax errors",
+        ));
+}

@@ -40,7 +40,14 @@ struct Token<'a> {
 /// unchanged, and their brackets do not count, so one broken declaration does not
 /// re-indent the rest of the file (editors format on save, errors and all).
 pub fn format(text: &str) -> String {
-    format_keeping(text, &crate::syntax::parse(text).skipped)
+    format_reporting(text).0
+}
+
+/// [`format`], and the number of syntax errors in `text` (the parts that do not parse
+/// are left as they are).
+pub fn format_reporting(text: &str) -> (String, usize) {
+    let parsed = crate::syntax::parse(text);
+    (format_keeping(text, &parsed.skipped), parsed.errors.len())
 }
 
 /// [`format`], with the lines touching `skipped` byte ranges copied unchanged.

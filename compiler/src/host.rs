@@ -215,16 +215,29 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Formats one file in place with [`crate::format::format`]; returns whether it changed.
-/// With `check`, nothing is written. The new text goes to a temporary file beside it and
-/// is renamed over the original, so an interrupted run never leaves half a file.
-pub fn format_file(path: &Path, check: bool) -> std::io::Result<bool> {
+/// What formatting one file did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Formatted {
+    /// The layout changed (written, or with `check` would be).
+    pub changed: bool,
+    /// Syntax errors in the file: the parts that do not parse were left as they are.
+    pub syntax_errors: usize,
+}
+
+/// Formats one file in place with [`crate::format::format`]; says whether it changed and
+/// how many syntax errors it has. With `check`, nothing is written. The new text goes to
+/// a temporary file beside it and is renamed over the original, so an interrupted run
+/// never leaves half a file.
+pub fn format_file(path: &Path, check: bool) -> std::io::Result<Formatted> {
     let with_path =
         |e: std::io::Error| std::io::Error::new(e.kind(), format!("{}: {e}", path.display()));
     let text = std::fs::read_to_string(path).map_err(with_path)?;
-    let formatted = crate::format::format(&text);
+    let (formatted, syntax_errors) = crate::format::format_reporting(&text);
     if formatted == text {
-        return Ok(false);
+        return Ok(Formatted {
+            changed: false,
+            syntax_errors,
+        });
     }
     if !check {
         let name = path
@@ -238,5 +251,8 @@ pub fn format_file(path: &Path, check: bool) -> std::io::Result<bool> {
             return Err(with_path(e));
         }
     }
-    Ok(true)
+    Ok(Formatted {
+        changed: true,
+        syntax_errors,
+    })
 }

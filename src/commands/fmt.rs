@@ -13,8 +13,10 @@ use super::{FAILED, OK, USAGE};
     long_about = "Rewrite .fwf files in the canonical layout: 4-space indentation by brace \
 depth, one space around `->` and after `:` and `,`, no trailing whitespace, at most one blank \
 line, a final newline. Comments and strings are kept exactly. Directories are searched \
-recursively.\n\nExit status: 0 all files formatted (or rewritten), 1 with --check: some file \
-would change, 2 a file could not be read or written.",
+recursively. Parts of a file that do not parse are left exactly as they are and the file's \
+syntax errors are counted; a summary line ends the output.\n\nExit status: 0 all files \
+formatted (or rewritten), 1 a file has syntax errors or, with --check, some file would \
+change, 2 a file could not be read or written.",
     after_help = "Examples:\n  factory fmt workflows/ stdlib/\n  factory fmt --check improve.fwf"
 )]
 pub struct Args {
@@ -39,21 +41,33 @@ pub fn run(args: Args) -> ExitCode {
             return super::report(err, USAGE);
         }
     };
-    let mut changed = 0;
+    let (mut total, mut changed, mut broken) = (0, 0, 0);
     for file in files
         .iter()
         .filter(|f| f.extension().is_some_and(|e| e == "fwf"))
     {
+        total += 1;
         match host::format_file(file, args.check) {
-            Ok(true) => {
-                changed += 1;
-                if args.check {
-                    println!("{}", file.display());
-                } else {
-                    eprintln!("formatted {}", file.display());
+            Ok(outcome) => {
+                if outcome.syntax_errors > 0 {
+                    broken += 1;
+                    eprintln!(
+                        "{}: {} syntax error(s); the parts that do not parse were left as they \
+                         are (see `factory check {}`)",
+                        file.display(),
+                        outcome.syntax_errors,
+                        file.display()
+                    );
+                }
+                if outcome.changed {
+                    changed += 1;
+                    if args.check {
+                        println!("{}", file.display());
+                    } else {
+                        eprintln!("formatted {}", file.display());
+                    }
                 }
             }
-            Ok(false) => {}
             Err(err) => {
                 let err = miette::miette!(
                     help = "check that the file is readable and its directory writable",
@@ -63,9 +77,21 @@ pub fn run(args: Args) -> ExitCode {
             }
         }
     }
+    let verb = if args.check {
+        "would be reformatted"
+    } else {
+        "reformatted"
+    };
+    eprintln!(
+        "{total} file(s): {changed} {verb}, {} unchanged, {broken} with syntax errors",
+        total - changed
+    );
     if args.check && changed > 0 {
-        eprintln!("{changed} file(s) would be reformatted; run `factory fmt` to fix");
-        return ExitCode::from(FAILED);
+        eprintln!("run `factory fmt` to fix the layout");
     }
-    ExitCode::from(OK)
+    ExitCode::from(if (args.check && changed > 0) || broken > 0 {
+        FAILED
+    } else {
+        OK
+    })
 }
