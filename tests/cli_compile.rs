@@ -64,7 +64,7 @@ fn check_reports_an_error_with_its_place_and_help_then_passes_once_fixed() {
         .arg(&path)
         .assert()
         .code(0)
-        .stderr("");
+        .stderr("checked 1 file(s): 0 error(s), 0 warning(s)\n");
 }
 
 #[test]

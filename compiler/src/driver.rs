@@ -49,33 +49,66 @@ pub fn key_of(path: &Path) -> String {
         }
 }
 
-/// Checks `.fwf` and `.fwir` files; directories are searched recursively.
-pub fn check_paths(paths: &[PathBuf]) -> std::io::Result<Vec<Located>> {
+/// What checking a set of paths found.
+#[derive(Debug, Default)]
+pub struct Checked {
+    /// How many `.fwf` and `.fwir` files the paths named (readable or not).
+    pub files: usize,
+    pub diagnostics: Vec<Located>,
+    /// Files that could not be read (not UTF-8, no permission). They do not stop the
+    /// others being checked.
+    pub unreadable: Vec<Unreadable>,
+}
+
+/// A workflow file that could not be read, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreadable {
+    pub path: PathBuf,
+    /// What is wrong, without the path ("not UTF-8 text; ...").
+    pub problem: String,
+}
+
+/// Checks `.fwf` and `.fwir` files; directories are searched recursively. Only a path
+/// that does not exist (or a directory that cannot be listed) is an error; a file that
+/// cannot be read is reported in [`Checked::unreadable`] and the rest are still checked.
+pub fn check_paths(paths: &[PathBuf]) -> std::io::Result<Checked> {
     let files = host::collect_sources(paths)?;
+    let mut out = Checked {
+        files: files.len(),
+        ..Checked::default()
+    };
     let Some(first) = paths.first() else {
-        return Ok(Vec::new());
+        return Ok(out);
     };
     let db = database_for(first);
-    let mut out = Vec::new();
     for path in files {
         if path.extension().is_some_and(|e| e == "fwir") {
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-            out.extend(crate::ir_check::check_ir_text(
-                &key_of(&path),
-                &text,
-                db.roles().names(&db).clone(),
-            ));
+            match std::fs::read_to_string(&path) {
+                Ok(text) => out.diagnostics.extend(crate::ir_check::check_ir_text(
+                    &key_of(&path),
+                    &text,
+                    db.roles().names(&db).clone(),
+                )),
+                Err(e) => out.unreadable.push(Unreadable {
+                    problem: why_unreadable(&e),
+                    path,
+                }),
+            }
             continue;
         }
         let key = key_of(&path);
         let file = db.file(&key);
         if !file.exists(&db) {
-            return Err(unreadable(&path));
+            let problem = match std::fs::read_to_string(&path) {
+                Err(e) => why_unreadable(&e),
+                Ok(_) => "cannot read the file".to_string(),
+            };
+            out.unreadable.push(Unreadable { path, problem });
+            continue;
         }
         let mut sources = Sources::default();
         for d in file_diagnostics(&db, file) {
-            out.push(Located {
+            out.diagnostics.push(Located {
                 diagnostic: d.clone(),
                 source: sources.of(&db, &d.file),
             });
@@ -248,14 +281,19 @@ pub fn describe_mode(key: &str) -> Option<String> {
 /// Why a source file could not be loaded, in words (missing, unreadable, not UTF-8).
 fn unreadable(path: &Path) -> std::io::Error {
     match std::fs::read_to_string(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => std::io::Error::new(
+        Err(e) => std::io::Error::new(
             e.kind(),
-            format!(
-                "{}: not UTF-8 text; workflow files must be UTF-8",
-                path.display()
-            ),
+            format!("{}: {}", path.display(), why_unreadable(&e)),
         ),
-        Err(e) => std::io::Error::new(e.kind(), format!("{}: {e}", path.display())),
         Ok(_) => std::io::Error::other(format!("{}: cannot read the file", path.display())),
+    }
+}
+
+/// Why reading a workflow file failed, in words that say what to do.
+fn why_unreadable(e: &std::io::Error) -> String {
+    if e.kind() == std::io::ErrorKind::InvalidData {
+        "not UTF-8 text; workflow files must be UTF-8".to_string()
+    } else {
+        e.to_string()
     }
 }

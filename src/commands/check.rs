@@ -4,22 +4,24 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use factory_compiler::diagnostic::line_col;
-use factory_compiler::driver::{self, Located};
+use factory_compiler::driver::{self, Checked};
 
-use super::{FAILED, OK, USAGE};
+use super::check_outcome as outcome;
+
+use super::USAGE;
 
 #[derive(clap::Args)]
 #[command(
     about = "Check workflow files (.fwf, or IR text .fwir) and print their diagnostics",
     long_about = "Check workflow files and print every diagnostic with its code, the place it \
 points at and how to fix it. Directories are searched recursively for *.fwf and *.fwir.\n\n\
-Exit status: 0 no errors, 1 errors found (or warnings with --deny-warnings), 2 a file could \
-not be read or the arguments are wrong.",
-    after_help = "Examples:\n  factory check workflows/ stdlib/\n  factory check improve.fwf --deny-warnings\n  factory check evolved.fwir --format json"
+Exit status: 0 no errors, 1 errors found (or warnings with --deny-warnings, or no workflow \
+file in the paths), 2 a file could not be read or the arguments are wrong.",
+    after_help = "Examples:\n  factory check                      # the current directory\n  factory check workflows/ stdlib/\n  factory check improve.fwf --deny-warnings\n  factory check evolved.fwir --format json"
 )]
 pub struct Args {
-    /// Files or directories to check.
-    #[arg(required = true, value_name = "PATH")]
+    /// Files or directories to check (default: the current directory).
+    #[arg(value_name = "PATH", default_value = ".")]
     paths: Vec<PathBuf>,
     /// Treat warnings as errors (exit 1 when there are any).
     #[arg(long)]
@@ -36,35 +38,34 @@ enum Format {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    let found = match driver::check_paths(&args.paths) {
-        Ok(found) => found,
+    let checked = match driver::check_paths(&args.paths) {
+        Ok(checked) => checked,
         Err(err) => {
             let err = miette::miette!(help = "check that the path exists and is readable", "{err}");
             return super::report(err, USAGE);
         }
     };
-    let errors = found.iter().filter(|l| l.diagnostic.is_error()).count();
-    let warnings = found.len() - errors;
     match args.format {
-        Format::Json => println!("{}", to_json(&found)),
+        Format::Json => println!("{}", to_json(&checked)),
         Format::Human => {
-            for l in &found {
+            for l in &checked.diagnostics {
                 eprintln!("{:?}", l.diagnostic.to_report(l.source.clone()));
             }
-            if !found.is_empty() {
-                eprintln!("{errors} error(s), {warnings} warning(s)");
+            for u in &checked.unreadable {
+                eprintln!("{:?}", outcome::unreadable_report(u));
             }
         }
     }
-    if errors > 0 || (args.deny_warnings && warnings > 0) {
-        ExitCode::from(FAILED)
-    } else {
-        ExitCode::from(OK)
+    if checked.files == 0 {
+        eprintln!("{}", outcome::no_files_warning(&args.paths));
     }
+    eprintln!("{}", outcome::summary(&checked));
+    ExitCode::from(outcome::exit_code(&checked, args.deny_warnings))
 }
 
-fn to_json(found: &[Located]) -> String {
-    let items: Vec<serde_json::Value> = found
+fn to_json(checked: &Checked) -> String {
+    let items: Vec<serde_json::Value> = checked
+        .diagnostics
         .iter()
         .map(|l| {
             let d = &l.diagnostic;
@@ -86,6 +87,7 @@ fn to_json(found: &[Located]) -> String {
                 }).collect::<Vec<_>>(),
             })
         })
+        .chain(checked.unreadable.iter().map(outcome::unreadable_json))
         .collect();
     serde_json::to_string_pretty(&items).unwrap_or_else(|_| "[]".into())
 }

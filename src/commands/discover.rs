@@ -53,6 +53,11 @@ pub fn run(args: Args) -> ExitCode {
             USAGE,
         );
     }
+    // The same refusal `begin` and `run` give: a profile outside a repository would
+    // create .factory/ where no experiment can ever run.
+    if let Err(err) = factory_runtime::worktrees::open(&args.path) {
+        return report(err, USAGE);
+    }
     let result = if args.approve {
         let fresh = if args.replace {
             generate(&args.path, true).map(|_| ())

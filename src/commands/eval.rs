@@ -57,7 +57,10 @@ pub fn run(args: Args) -> ExitCode {
         Err(ConfigError::Missing { .. } | ConfigError::MissingFactoryMd { .. }) => {
             EvalSettings::default().with_profile_of(&args.path)
         }
-        Err(err) => return report(err, USAGE),
+        Err(err) => {
+            let code = super::config_exit_code(&err);
+            return report(err, code);
+        }
     };
     settings.progress = factory_runtime::sys::progress::Progress::stderr("eval");
     if let Some(secs) = args.timeout {

@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use factory_runtime::project::config::{self, ConfigError};
+use factory_runtime::project::config;
 
-use super::{FAILED, OK, USAGE, report};
+use super::{OK, report};
 
 /// Set a project up for factory: parse factory.md into .factory/config.json and add
 /// .factory/ to the project's .gitignore.
@@ -50,10 +50,7 @@ pub fn run(args: Args) -> ExitCode {
             ExitCode::from(OK)
         }
         Err(err) => {
-            let code = match err {
-                ConfigError::Io { .. } | ConfigError::Layout(_) => USAGE,
-                _ => FAILED,
-            };
+            let code = super::config_exit_code(&err);
             report(err, code)
         }
     }

@@ -4,6 +4,7 @@
 //! failure (diagnostics with errors, a failed check), 2 usage or I/O problems.
 
 pub mod check;
+mod check_outcome;
 pub mod compile;
 pub mod fmt;
 pub mod lsp;
@@ -38,6 +39,22 @@ pub const OK: u8 = 0;
 pub const FAILED: u8 = 1;
 /// The command could not run: bad usage, unreadable files, I/O errors.
 pub const USAGE: u8 = 2;
+
+/// The exit code for a configuration that could not be loaded. A factory.md that is
+/// missing or wrong is a problem the user fixes by editing it (1); an unreadable file,
+/// an unwritable `.factory/` or a base commit without factory.md is 2.
+pub fn config_exit_code(err: &factory_runtime::project::config::ConfigError) -> u8 {
+    use factory_runtime::project::config::ConfigError;
+    match err {
+        ConfigError::FactoryMd { .. }
+        | ConfigError::MissingFactoryMd { .. }
+        | ConfigError::InvalidJson { .. } => FAILED,
+        ConfigError::Missing { .. }
+        | ConfigError::NotCommitted { .. }
+        | ConfigError::Layout(_)
+        | ConfigError::Io { .. } => USAGE,
+    }
+}
 
 /// Prints an error as a miette report on stderr and returns the exit code for it.
 pub fn report(err: impl Into<miette::Report>, code: u8) -> ExitCode {

@@ -92,7 +92,10 @@ pub fn run(args: Args) -> ExitCode {
         None => {
             let config = match config::load(&args.path) {
                 Ok(c) => c,
-                Err(err) => return report(err, USAGE),
+                Err(err) => {
+                    let code = super::config_exit_code(&err);
+                    return report(err, code);
+                }
             };
             match precheck::run_precheck(&args.path, &config, &opts) {
                 Ok(r) => (r, None),

@@ -88,6 +88,20 @@ pub fn run(args: Args) -> ExitCode {
         }
         Sub::Check { workflows, dir } => {
             let dir = dir.unwrap_or_else(default_dir);
+            if !dir.is_dir() {
+                // Nothing exported there: a mistyped --dir, or export never ran.
+                return super::report(
+                    miette::miette!(
+                        help = format!(
+                            "check the path, or create the skills with `factory skills export{}`",
+                            export_flags(workflows.as_deref(), &dir, &default_dir())
+                        ),
+                        "{} is not a directory",
+                        dir.display(),
+                    ),
+                    USAGE,
+                );
+            }
             let generated = match generate(workflows.as_deref(), &project) {
                 Ok(g) => g,
                 Err(code) => return code,
