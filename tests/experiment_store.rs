@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const FACTORY: &str = env!("CARGO_BIN_EXE_factory");
@@ -309,17 +309,22 @@ fn eight_processes_of_25_cycles_get_200_distinct_ids_and_intact_rows() {
                 --notes "w$w i$i" >/dev/null || exit 1
         done
     "#;
+    // Their stderr (a branch line and a note per `begin`) is captured, not inherited:
+    // 200 notes would bury `cargo test`'s summary. It is shown only when a worker fails.
     let children: Vec<_> = (1..=8)
         .map(|w| {
             Command::new("sh")
                 .args(["-c", script, "sh", &w.to_string(), FACTORY, &p])
                 .env("FACTORY_HOME", home.path())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
                 .spawn()
                 .unwrap()
         })
         .collect();
-    for mut c in children {
-        assert!(c.wait().unwrap().success());
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "a worker failed:\n{}", stderr(&out));
     }
     let text = fs::read_to_string(proj.path().join(".factory/results.tsv")).unwrap();
     let mut lines = text.lines();
