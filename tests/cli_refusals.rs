@@ -78,12 +78,22 @@ fn discover_outside_git_refuses_like_begin_and_creates_nothing() {
 #[test]
 fn a_broken_factory_md_is_exit_1_with_its_problem_in_every_command() {
     let dir = tempfile::tempdir().unwrap();
-    let repo = git2::Repository::init(dir.path()).unwrap();
-    drop(repo);
     fs::write(dir.path().join("factory.md"), "# Goal\nBe fast.\n").unwrap();
-    for cmd in ["init", "eval", "precheck"] {
+    let repo = git2::Repository::init(dir.path()).unwrap();
+    let mut index = repo.index().unwrap();
+    index.add_path(Path::new("factory.md")).unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let sig = git2::Signature::now("t", "t@example.invalid").unwrap();
+    repo.commit(Some("HEAD"), &sig, &sig, "init", &tree, &[])
+        .unwrap();
+    for args in [
+        &["init", "."][..],
+        &["eval", "."],
+        &["precheck", "."],
+        &["begin", ".", "--hypothesis", "x"],
+    ] {
         factory(dir.path())
-            .args([cmd, "."])
+            .args(args)
             .assert()
             .code(1)
             .stderr(predicate::str::contains("factory.md"))

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use factory_runtime::experiment;
+use factory_runtime::experiment::{self, ExperimentError};
 use factory_runtime::store::run_key;
 
 use super::{OK, USAGE, report};
@@ -56,8 +56,15 @@ pub fn run(args: Args) -> ExitCode {
     let key = args.run_key.clone().or_else(key_from_env);
     let started = match experiment::begin(&args.path, &args.hypothesis, key.as_deref()) {
         Ok(s) => s,
-        // An empty hypothesis, no git repository: the command could not run.
-        Err(err) => return report(err, USAGE),
+        // An empty hypothesis, no git repository: the command could not run; a
+        // broken factory.md is for the user to fix, as everywhere.
+        Err(err) => {
+            let code = match &err {
+                ExperimentError::Config(c) => super::config_exit_code(c),
+                _ => USAGE,
+            };
+            return report(err, code);
+        }
     };
     let ws = started.workspace();
     if started.resumed {
