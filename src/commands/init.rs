@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use factory_runtime::project::config;
+use factory_runtime::project::config::{self, ConfigError};
 
-use super::{OK, report};
+use super::{FAILED, OK, report};
 
 /// Set a project up for factory: parse factory.md into .factory/config.json and add
 /// .factory/ to the project's .gitignore.
@@ -50,7 +50,12 @@ pub fn run(args: Args) -> ExitCode {
             ExitCode::from(OK)
         }
         Err(err) => {
-            let code = super::config_exit_code(&err);
+            let code = match err {
+                // factory.md is what init reads: without it there is nothing to do
+                // until the user writes one.
+                ConfigError::MissingFactoryMd { .. } => FAILED,
+                _ => super::config_exit_code(&err),
+            };
             report(err, code)
         }
     }

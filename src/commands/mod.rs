@@ -40,16 +40,16 @@ pub const FAILED: u8 = 1;
 /// The command could not run: bad usage, unreadable files, I/O errors.
 pub const USAGE: u8 = 2;
 
-/// The exit code for a configuration that could not be loaded. A factory.md that is
-/// missing or wrong is a problem the user fixes by editing it (1); an unreadable file,
-/// an unwritable `.factory/` or a base commit without factory.md is 2.
+/// The exit code for a configuration that could not be loaded. A factory.md (or its
+/// derived config.json) that is wrong is a problem the user fixes by editing it (1); no
+/// configuration at all, an unreadable file, an unwritable `.factory/` or a base commit
+/// without factory.md means the command could not run (2).
 pub fn config_exit_code(err: &factory_runtime::project::config::ConfigError) -> u8 {
     use factory_runtime::project::config::ConfigError;
     match err {
-        ConfigError::FactoryMd { .. }
-        | ConfigError::MissingFactoryMd { .. }
-        | ConfigError::InvalidJson { .. } => FAILED,
-        ConfigError::Missing { .. }
+        ConfigError::FactoryMd { .. } | ConfigError::InvalidJson { .. } => FAILED,
+        ConfigError::MissingFactoryMd { .. }
+        | ConfigError::Missing { .. }
         | ConfigError::NotCommitted { .. }
         | ConfigError::Layout(_)
         | ConfigError::Io { .. } => USAGE,

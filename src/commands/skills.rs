@@ -88,6 +88,10 @@ pub fn run(args: Args) -> ExitCode {
         }
         Sub::Check { workflows, dir } => {
             let dir = dir.unwrap_or_else(default_dir);
+            let generated = match generate(workflows.as_deref(), &project) {
+                Ok(g) => g,
+                Err(code) => return code,
+            };
             if !dir.is_dir() {
                 // Nothing exported there: a mistyped --dir, or export never ran.
                 return super::report(
@@ -102,10 +106,6 @@ pub fn run(args: Args) -> ExitCode {
                     USAGE,
                 );
             }
-            let generated = match generate(workflows.as_deref(), &project) {
-                Ok(g) => g,
-                Err(code) => return code,
-            };
             match skills::check(&generated, &dir) {
                 Ok(drift) if drift.is_empty() => {
                     println!(
