@@ -1,6 +1,7 @@
 //! Commands refuse what they cannot act on, naming it and the fix, with the exit code
-//! docs/cli.md gives: a missing path for `modes`, a missing skills directory, a project
-//! outside git for `discover`, and a broken factory.md (exit 1 in every command).
+//! docs/cli.md gives: a project path that is not a directory (`modes`, `runs`, `graph`,
+//! `run`, `discover`), a missing skills directory, a project outside git for
+//! `discover`, and a broken factory.md (exit 1 in every command).
 
 use std::fs;
 use std::path::Path;
@@ -30,6 +31,37 @@ fn modes_on_a_missing_path_names_it_instead_of_listing_built_ins() {
         .assert()
         .code(0)
         .stdout(predicate::str::contains("improve"));
+}
+
+#[test]
+fn every_project_path_that_is_not_a_directory_is_named_not_treated_as_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        &["runs", "no-such-project"][..],
+        &["graph", "status", "no-such-project"],
+        &["graph", "query", "main", "no-such-project"],
+        &["graph", "extract", "no-such-project"],
+        &[
+            "run",
+            "improve",
+            "--project",
+            "no-such-project",
+            "--dry-run",
+        ],
+        &["discover", "no-such-project"],
+        &["modes", "no-such-project"],
+    ] {
+        factory(dir.path())
+            .args(args)
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::contains(
+                "no-such-project is not a directory",
+            ))
+            .stderr(predicate::str::contains("pass the project's directory"));
+    }
+    assert!(!dir.path().join("no-such-project").exists());
 }
 
 #[test]

@@ -43,15 +43,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    if !args.path.is_dir() {
-        return report(
-            miette::miette!(
-                help = "pass the project's directory, e.g. `factory discover .`",
-                "{} is not a directory",
-                args.path.display()
-            ),
-            USAGE,
-        );
+    if let Err(code) = super::require_dir(&args.path, "factory discover .") {
+        return code;
     }
     // The same refusal `begin` and `run` give: a profile outside a repository would
     // create .factory/ where no experiment can ever run.

@@ -169,10 +169,14 @@ fn print_json(value: &impl serde::Serialize) -> ExitCode {
 }
 
 fn load(project: &Path) -> Result<CodeGraph, ExitCode> {
+    super::require_dir(project, "factory graph status .")?;
     factory_graph::load(&graph_path(project)).map_err(fail)
 }
 
 fn build(args: BuildArgs, incremental: bool) -> ExitCode {
+    if let Err(code) = super::require_dir(&args.path, "factory graph extract .") {
+        return code;
+    }
     let out = graph_path(&args.path);
     let started = Instant::now();
     let previous = if incremental {

@@ -56,6 +56,23 @@ pub fn config_exit_code(err: &factory_runtime::project::config::ConfigError) -> 
     }
 }
 
+/// Refuses a project path that is not a directory, naming it: a mistyped path must not
+/// be answered as if it were a project with nothing in it (no modes of its own, no
+/// runs, no graph). `example` is the command line the help suggests.
+pub fn require_dir(path: &std::path::Path, example: &str) -> Result<(), ExitCode> {
+    if path.is_dir() {
+        return Ok(());
+    }
+    Err(report(
+        miette::miette!(
+            help = format!("pass the project's directory, e.g. `{example}`"),
+            "{} is not a directory",
+            path.display()
+        ),
+        USAGE,
+    ))
+}
+
 /// Prints an error as a miette report on stderr and returns the exit code for it.
 pub fn report(err: impl Into<miette::Report>, code: u8) -> ExitCode {
     let text = format!("{:?}", err.into());

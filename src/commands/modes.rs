@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use factory_compiler::host::{self, ModeSource};
 
-use super::{OK, USAGE, report};
+use super::OK;
 
 #[derive(clap::Args)]
 #[command(
@@ -24,15 +24,8 @@ pub struct Args {
 pub fn run(args: Args) -> ExitCode {
     // A mistyped path would otherwise list only the built-in modes, hiding the
     // project's overrides without a word.
-    if !args.path.is_dir() {
-        return report(
-            miette::miette!(
-                help = "pass the project's directory, e.g. `factory modes .`",
-                "{} is not a directory",
-                args.path.display()
-            ),
-            USAGE,
-        );
+    if let Err(code) = super::require_dir(&args.path, "factory modes .") {
+        return code;
     }
     let modes = host::modes(&args.path);
     let width = modes.iter().map(|m| m.name.len()).max().unwrap_or(0);

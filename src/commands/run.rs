@@ -67,6 +67,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
+    // Before the plan: a dry run of a mistyped --project would plan for nothing.
+    if let Err(code) = super::require_dir(&args.project, "factory run MODE --project .") {
+        return code;
+    }
     let project = std::path::absolute(&args.project).unwrap_or(args.project.clone());
     let compiled = match driver::compile(&args.workflow, &project, args.workflow_name.as_deref()) {
         Ok(c) => c,

@@ -22,6 +22,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
+    if let Err(code) = super::require_dir(&args.path, "factory runs .") {
+        return code;
+    }
     let runs = list_runs(&args.path);
     if args.json {
         return match serde_json::to_string_pretty(&runs) {
