@@ -50,6 +50,7 @@ fn every_project_path_that_is_not_a_directory_is_named_not_treated_as_empty() {
         ],
         &["discover", "no-such-project"],
         &["modes", "no-such-project"],
+        &["config", "show", "--project", "no-such-project"],
     ] {
         factory(dir.path())
             .args(args)

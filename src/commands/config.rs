@@ -34,6 +34,9 @@ enum Action {
 pub fn run(args: Args, profile_flag: Option<&str>) -> ExitCode {
     match args.action {
         Action::Show { reveal, project } => {
+            if let Err(code) = super::require_dir(&project, "factory config show --project .") {
+                return code;
+            }
             let layers = match Layers::load(Some(&project)) {
                 Ok(l) => l,
                 Err(e) => return report(e, USAGE),
