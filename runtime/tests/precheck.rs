@@ -12,9 +12,25 @@ use factory_runtime::project::layout::ensure_factory_dir;
 use factory_runtime::store::{ExperimentStore, Outcome, Verdict};
 use serde_json::json;
 
+/// Points `FACTORY_HOME` (where the event log's keys live) at a temporary directory
+/// once, so these tests never write into the real `~/.factory`.
+fn isolated_home() {
+    static HOME: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| {
+        let dir =
+            std::env::temp_dir().join(format!("factory-precheck-tests-{}", std::process::id()));
+        // SAFETY: every test calls this first, through `project()`, and the others
+        // wait on the OnceLock until it returns: no thread reads the environment
+        // while it is being set.
+        unsafe { std::env::set_var("FACTORY_HOME", &dir) };
+        dir
+    });
+}
+
 /// A project with no known language, so the composite is exactly the one project
 /// dimension's score (`echo SCORE`) — fast and fully determined by the test.
 fn project() -> TestRepo {
+    isolated_home();
     let t = TestRepo::new(&[
         ("src/lib.txt", "one\n"),
         ("eval/README.md", "fixed\n"),
