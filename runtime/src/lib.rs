@@ -26,6 +26,7 @@ pub mod events;
 pub mod exec;
 pub mod experiment;
 pub mod guards;
+pub mod parallel;
 pub mod precheck;
 pub mod project;
 pub mod runners;
