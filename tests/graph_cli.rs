@@ -315,7 +315,7 @@ fn study_on_the_demo_names_hot_spots_and_past_experiments() {
     }
     // A keep through the binary needs a passing precheck of a real change; the store
     // records one directly (the keep gate is the experiment layer's business).
-    ExperimentStore::with_registry(repo.path(), None)
+    ExperimentStore::with_registry(repo.path(), Some(home.path().to_path_buf()))
         .finalize(
             1,
             Outcome::new(Verdict::Keep)

@@ -86,8 +86,18 @@ impl ExperimentStore {
         }
     }
 
-    /// Same as [`open`](Self::open) with an explicit registry directory (`None`
-    /// disables registry updates). Tests use this to stay out of the real home.
+    /// Appends `event` to the project's log, chained with the key under this store's
+    /// factory home (the environment's when none was given).
+    fn log(&self, event: &Event) -> Result<(), events::EventsError> {
+        match &self.registry_home {
+            Some(home) => events::append_in_home(&self.paths, home, event),
+            None => events::append(&self.paths, event),
+        }
+    }
+
+    /// Same as [`open`](Self::open) with an explicit factory home for the registry and
+    /// the event log's key (`None`: no registry updates, the environment's home for the
+    /// key). Tests use this to stay out of the real home.
     pub fn with_registry(project: impl Into<PathBuf>, registry_home: Option<PathBuf>) -> Self {
         Self {
             paths: FactoryPaths::new(project),
@@ -181,7 +191,7 @@ impl ExperimentStore {
                 resumed: begun.resumed,
                 run_key: run_key.map(str::to_owned),
             });
-            events::append(&self.paths, &event)?;
+            self.log(&event)?;
             begun
         };
         if let Some(home) = &self.registry_home
@@ -356,14 +366,11 @@ impl ExperimentStore {
             };
             row.push_str(&tsv::encode(&record));
             files::append(&tsv_path, row.as_bytes()).map_err(io_at(&tsv_path))?;
-            events::append(
-                &self.paths,
-                &Event::new(EventData::ExperimentFinalize {
-                    exp_id: id,
-                    verdict: record.verdict.as_str().to_owned(),
-                    delta: record.delta,
-                }),
-            )?;
+            self.log(&Event::new(EventData::ExperimentFinalize {
+                exp_id: id,
+                verdict: record.verdict.as_str().to_owned(),
+                delta: record.delta,
+            }))?;
             record
         };
         if let Some(home) = &self.registry_home
