@@ -23,15 +23,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    if !args.path.is_dir() {
-        return report(
-            miette::miette!(
-                help = "pass the project's directory, e.g. `factory doctor .`",
-                "{} is not a directory",
-                args.path.display()
-            ),
-            USAGE,
-        );
+    if let Err(code) = super::require_dir(&args.path, "factory doctor .") {
+        return code;
     }
     let findings = doctor::diagnose(&args.path);
     if args.json {

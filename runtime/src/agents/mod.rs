@@ -314,10 +314,9 @@ pub fn run_role(
     let model = layers.model(&run.role, run.model.as_deref(), None);
     let asked = model.as_ref().is_some_and(|m| m.is_explicit());
     let model = model_for_runner(model, runner.meta().capabilities.model_selection);
-    let timeout = run.timeout.or_else(|| {
-        let t = layers.agent_timeout(None, None, 0);
-        (t.source != Source::Default).then(|| Duration::from_secs(t.value))
-    });
+    // No layer naming one: `factory agent` runs without a timeout.
+    let t = layers.agent_timeout(run.timeout.map(|d| d.as_secs()), None, 0);
+    let timeout = (t.source != Source::Default).then(|| Duration::from_secs(t.value));
     let resolved = resolve_prompt(&project, &run.role)?;
     let (cwd, env) = match run.exp {
         Some(id) => {

@@ -122,19 +122,9 @@ pub enum UserConfigError {
     },
 }
 
-/// `$FACTORY_HOME`, else `~/.factory`.
-pub fn factory_home() -> Option<PathBuf> {
-    if let Some(h) = std::env::var_os("FACTORY_HOME").filter(|h| !h.is_empty()) {
-        return Some(PathBuf::from(h));
-    }
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(|h| PathBuf::from(h).join(".factory"))
-}
-
 /// Loads the user's config.toml; a missing file (or no home) is the empty config.
 pub fn load() -> Result<UserConfig, UserConfigError> {
-    match factory_home() {
+    match crate::project::registry::user_home() {
         Some(home) => load_from(&home.join(FILE_NAME)),
         None => Ok(UserConfig::default()),
     }
@@ -277,7 +267,9 @@ fn unknown(key: String, line: usize, leaf: &str, known: &[&str]) -> UnknownKey {
     }
 }
 
-/// The known name closest to `word`, when it is close enough to be a typo.
+/// The known name closest to `word`, when it is close enough to be a typo. Unlike the
+/// compiler's edit distance, Jaro-Winkler forgives a swapped pair (`modle`), the usual
+/// slip in a hand-edited key.
 pub fn closest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
     known
         .iter()
