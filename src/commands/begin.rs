@@ -18,8 +18,8 @@ The project must be a git repository with at least one commit. The branch starts
 the tip of factory.md's target_branch (default main), or at the current branch when
 that does not exist. Your checkout, index and uncommitted files are never touched.
 
-Re-running begin with the same --run-key (or, in a run, the same FACTORY_RUN_ID,
-FACTORY_NODE and FACTORY_VISIT) prints the same id; so does re-running it with the
+Re-running begin with the same --run-key (or, in a run, the same FACTORY_RUN_KEY, else
+the same FACTORY_RUN_ID, FACTORY_NODE and FACTORY_VISIT) prints the same id; so does re-running it with the
 same hypothesis while that experiment has no verdict yet.
 
 Example:
@@ -41,9 +41,14 @@ pub struct Args {
     json: bool,
 }
 
-/// The key from the executor's environment, when it runs this command.
+/// The key from the executor's environment, when it runs this command: a parallel
+/// branch names its experiment's key (FACTORY_RUN_KEY), any other node is keyed by
+/// its run, node and visit.
 fn key_from_env() -> Option<String> {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    if let Some(key) = var(factory_runtime::exec::node::RUN_KEY_ENV) {
+        return Some(key);
+    }
     let run = var("FACTORY_RUN_ID")?;
     Some(run_key(
         &run,

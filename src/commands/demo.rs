@@ -49,13 +49,13 @@ pub fn run(args: Args) -> ExitCode {
         script: Some(dir.join(demo::SCRIPT)),
         ..Default::default()
     };
-    let mut view = View::new(view_mode(args.json));
+    let view = View::new(view_mode(args.json));
     let req = RunRequest {
         project: dir.clone(),
         settings,
     };
     let ended = tokio_runtime().and_then(|rt| {
-        rt.block_on(exec::start(compiled.ir, req, &mut view))
+        rt.block_on(exec::start(compiled.ir, req, &view))
             .map_err(Into::into)
     });
     super::run_end::finish(&dir, ended, args.json)

@@ -30,9 +30,9 @@ pub struct Args {
 
 pub fn run(args: Args) -> ExitCode {
     let project = std::path::absolute(&args.project).unwrap_or(args.project.clone());
-    let mut view = View::new(view_mode(args.json));
+    let view = View::new(view_mode(args.json));
     let ended = tokio_runtime().and_then(|rt| {
-        rt.block_on(exec::resume(&project, args.force, &mut view))
+        rt.block_on(exec::resume(&project, args.force, &view))
             .map_err(Into::into)
     });
     super::run_end::finish(&project, ended, args.json)

@@ -33,7 +33,8 @@ Exit status: 0 the run completed, 1 it halted or failed, 2 bad usage or setup, 1
 Examples:
   factory run improve --runner exec --agent-cmd \"my-agent --prompt-file {prompt_file}\"
   factory run workflows/improve.fwf --project ../app --runner replay --script replay.yaml
-  factory run parallel-improve --dry-run")]
+  factory run parallel-improve --dry-run
+  factory run parallel-improve --preview")]
 pub struct Args {
     /// The mode name or workflow file.
     workflow: String,
@@ -61,6 +62,10 @@ pub struct Args {
     /// Print the plan (nodes, commands, worktrees) and change nothing.
     #[arg(long)]
     dry_run: bool,
+    /// For parallel modes: print the hypotheses, the streams they would run in and
+    /// why, the experiments, branches and worktrees, and the git commands; change nothing.
+    #[arg(long, conflicts_with = "dry_run")]
+    preview: bool,
     /// Stream the events as JSON lines on stdout.
     #[arg(long)]
     json: bool,
@@ -105,6 +110,12 @@ pub fn run(args: Args) -> ExitCode {
         auto_approve: args.auto_approve,
         goal: args.goal,
     };
+    if args.preview {
+        let knobs = exec::knob_values(&compiled.ir);
+        let text = factory_runtime::parallel::preview::render(&compiled.ir, &project, &knobs);
+        print!("{}", redact(&text));
+        return ExitCode::from(OK);
+    }
     if args.dry_run {
         let layers = match factory_runtime::user_config::resolve::Layers::load(Some(&project)) {
             Ok(l) => l,
@@ -123,13 +134,13 @@ pub fn run(args: Args) -> ExitCode {
         print!("{}", redact(&plan));
         return ExitCode::from(OK);
     }
-    let mut view = View::new(view_mode(args.json));
+    let view = View::new(view_mode(args.json));
     let req = RunRequest {
         project: project.clone(),
         settings,
     };
     let ended = tokio_runtime().and_then(|rt| {
-        rt.block_on(exec::start(compiled.ir, req, &mut view))
+        rt.block_on(exec::start(compiled.ir, req, &view))
             .map_err(Into::into)
     });
     super::run_end::finish(&project, ended, args.json)

@@ -61,8 +61,24 @@ pub async fn invoke_with_progress(
     {
         return Err(AgentError::BadTag { tag: tag.into() });
     }
-    let paths = FactoryPaths::new(project);
     let review = review_path(project, &req.role, review_tag);
+    invoke_capturing(project, req, runner, review_tag, review, progress).await
+}
+
+/// [`invoke_with_progress`] with the captured stdout going to `review` (a parallel
+/// branch keeps its reviews in its own directory; `review_tag` still marks its events).
+pub async fn invoke_capturing(
+    project: &Path,
+    req: &AgentRequest,
+    runner: &dyn Runner,
+    review_tag: Option<&str>,
+    review: PathBuf,
+    progress: &(dyn Fn(&str) + Send + Sync),
+) -> Result<AgentResult, AgentError> {
+    let paths = FactoryPaths::new(project);
+    if let Some(dir) = review.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
     let before: Vec<Option<Stamp>> = req.outputs.iter().map(|p| stamp(p)).collect();
     let mut guard = Terminal::start(&paths, req, runner.meta().name, review_tag)?;
     let start = Instant::now();

@@ -11,7 +11,7 @@ pub mod prompt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use invoke::{close_dangling, invoke, invoke_with_progress, review_path};
+pub use invoke::{close_dangling, invoke, invoke_capturing, invoke_with_progress, review_path};
 pub use prompt::{
     PromptSource, ResolvedPrompt, compose_prompt, known_roles, resolve_prompt, resolve_prompt_in,
 };

@@ -28,7 +28,7 @@ pub async fn run_gate(cx: &NodeCx<'_>) -> Result<NodeReport, String> {
     let role = conventions::gate_role(cx.node).to_string();
     let shown = conventions::verdict_file(cx.node).unwrap_or_default();
     let shown = cx.render("writes", &shown)?;
-    let verdict_path = cx.roots.resolve(&shown);
+    let verdict_path = cx.roots.resolve_write(&shown);
     // A verdict left by an earlier visit must not decide this one.
     let _ = std::fs::remove_file(&verdict_path);
     let report = invoke(cx, &role, Some(verdict_path.clone())).await?;
@@ -98,7 +98,7 @@ async fn invoke(
     let mut outputs = Vec::new();
     if verdict_file.is_none() {
         for w in &a.writes {
-            outputs.push(cx.roots.resolve(&cx.render("writes", &w.path)?));
+            outputs.push(cx.roots.resolve_write(&cx.render("writes", &w.path)?));
         }
     }
     let resolved = agents::resolve_prompt(&cx.env.project, role).map_err(|e| e.to_string())?;
@@ -126,7 +126,16 @@ async fn invoke(
         verdict_file,
         env: cx.base_env(),
     };
-    let outcome = agents::invoke(&cx.env.project, &req, runner, None).await;
+    let outcome = match &cx.env.branch {
+        // A branch's agents capture their output in its own reviews, tagged in events.
+        Some(b) => {
+            let review = b.overlay.join("reviews").join(format!("{role}-latest.md"));
+            let tag = format!("exp-{:03}", b.exp_id);
+            agents::invoke_capturing(&cx.env.project, &req, runner, Some(&tag), review, &|_| {})
+                .await
+        }
+        None => agents::invoke(&cx.env.project, &req, runner, None).await,
+    };
     let mut report = NodeReport::done();
     report.agent = Some(role.to_string());
     match outcome {

@@ -38,6 +38,9 @@ pub struct Checkpoint {
     /// keeps its checkpoint in its own run directory, so the parent's stays intact.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_run: Option<String>,
+    /// Set for a parallel branch: the experiment whose directory keeps its checkpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch_exp: Option<u32>,
     pub state: MachineState,
 }
 
@@ -49,10 +52,16 @@ impl Checkpoint {
 
     /// Where this checkpoint is saved.
     pub fn own_path(&self, paths: &FactoryPaths) -> PathBuf {
-        match self.parent_run {
-            Some(_) => run_dir(paths, &self.run_id).join("checkpoint.json"),
-            None => Self::path(paths),
+        match (self.branch_exp, &self.parent_run) {
+            (Some(exp), _) => Self::branch_path(paths, exp),
+            (None, Some(_)) => run_dir(paths, &self.run_id).join("checkpoint.json"),
+            (None, None) => Self::path(paths),
         }
+    }
+
+    /// `.factory/experiments/NNN/state/run.json`: a parallel branch's checkpoint.
+    pub fn branch_path(paths: &FactoryPaths, exp: u32) -> PathBuf {
+        paths.experiment_dir(exp).join("state").join("run.json")
     }
 
     /// Saves the snapshot (temp file + rename). It is flushed to disk only when the
@@ -73,8 +82,12 @@ impl Checkpoint {
 
     /// The saved checkpoint; `Ok(None)` when there is none.
     pub fn load(paths: &FactoryPaths) -> Result<Option<Checkpoint>, String> {
-        let path = Self::path(paths);
-        let bytes = match std::fs::read(&path) {
+        Self::load_from(&Self::path(paths))
+    }
+
+    /// The checkpoint saved at `path`; `Ok(None)` when there is none.
+    pub fn load_from(path: &Path) -> Result<Option<Checkpoint>, String> {
+        let bytes = match std::fs::read(path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(format!("cannot read {}: {e}", path.display())),

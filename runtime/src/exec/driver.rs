@@ -44,10 +44,13 @@ pub async fn drive(
     graph: Arc<Graph>,
     mut cp: Checkpoint,
     env: Arc<NodeEnv>,
-    view: &mut View,
     initial: Vec<Command>,
 ) -> Result<RunEnd, DriveError> {
     let paths = FactoryPaths::new(&env.project);
+    let view = &env.view;
+    // A parallel branch is part of the run that started it: that run lists it, and
+    // that run's Ctrl-C stops it (dropping this future).
+    let top_level = env.branch.is_none();
     let mut summary = RunSummary {
         run_id: cp.run_id.clone(),
         workflow: cp.workflow.clone(),
@@ -55,16 +58,24 @@ pub async fn drive(
         started_at: cp.started_at.clone(),
         ..Default::default()
     };
-    summary
-        .save(&paths)
-        .map_err(|e| DriveError::io(&paths, e))?;
+    if top_level {
+        summary
+            .save(&paths)
+            .map_err(|e| DriveError::io(&paths, e))?;
+    }
     let mut machine = Machine::with_state(&graph, std::mem::take(&mut cp.state));
     let mut pending: std::collections::VecDeque<Command> = initial.into();
     let mut tasks: JoinSet<(String, u32, NodeReport)> = JoinSet::new();
     let mut started: BTreeMap<String, Instant> = BTreeMap::new();
     let mut last_saved = Instant::now();
     let mut spawn_failures = 0usize;
-    let ctrl_c = tokio::signal::ctrl_c();
+    let ctrl_c = async {
+        if top_level {
+            let _ = tokio::signal::ctrl_c().await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
     tokio::pin!(ctrl_c);
     loop {
         while let Some(cmd) = pending.pop_front() {
@@ -111,11 +122,13 @@ pub async fn drive(
                     summary.outcome = Some(outcome.clone());
                     summary.ended_at = Some(events::now_iso8601());
                     summary.exp_id = machine.state.vars.get("exp_id").cloned();
-                    summary.nodes_run = nodes_run(&graph, &machine);
+                    summary.nodes_run = nodes_run(&graph, &machine.state);
                     summary.usage = usage;
-                    summary
-                        .save(&paths)
-                        .map_err(|e| DriveError::io(&paths, e))?;
+                    if top_level {
+                        summary
+                            .save(&paths)
+                            .map_err(|e| DriveError::io(&paths, e))?;
+                    }
                     return Ok(RunEnd {
                         usage,
                         ..end(&cp.run_id, &machine, Some(outcome), false)
@@ -199,14 +212,14 @@ fn end(run_id: &str, m: &Machine<'_>, outcome: Option<RunOutcome>, interrupted: 
         vars: m.state.vars.clone(),
         halts: m.state.halts.clone(),
         async_failures: m.state.async_failures.clone(),
-        nodes_run: nodes_run(m.graph(), m),
+        nodes_run: nodes_run(m.graph(), &m.state),
         usage: None,
     }
 }
 
 /// How many times a node ran (structural nodes — start, fork, join — do not count).
-fn nodes_run(graph: &Graph, m: &Machine<'_>) -> u64 {
-    m.state
+pub(crate) fn nodes_run(graph: &Graph, state: &super::machine::MachineState) -> u64 {
+    state
         .visits
         .iter()
         .filter(|(id, _)| graph.id(id).is_some_and(|i| !graph.is_structural(i)))
@@ -214,7 +227,7 @@ fn nodes_run(graph: &Graph, m: &Machine<'_>) -> u64 {
         .sum()
 }
 
-fn append(paths: &FactoryPaths, ev: &Event, view: &mut View) -> Result<(), DriveError> {
+fn append(paths: &FactoryPaths, ev: &Event, view: &View) -> Result<(), DriveError> {
     events::append_unsynced(paths, ev).map_err(DriveError::Events)?;
     view.event(ev);
     Ok(())

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use factory_compiler::ir::{Ir, Label, Node, NodeKind};
+use factory_compiler::ir::{Edge, END, Ir, Label, Node, NodeKind, START};
 
 /// Default bound of a `reloop` edge that declares none (spec §7.3).
 pub const DEFAULT_RELOOP_MAX: u32 = 3;
@@ -86,6 +86,92 @@ impl Graph {
     /// The bound of reloop edge `e`.
     pub fn reloop_max(&self, e: usize) -> u32 {
         self.ir.edges[e].max.unwrap_or(DEFAULT_RELOOP_MAX)
+    }
+
+    /// Whether node `n` belongs to the body of `parallel` node `p` (its ids are
+    /// prefixed with the parallel node's id, as the compiler lowers them).
+    pub fn in_body(&self, p: usize, n: usize) -> bool {
+        let prefix = &self.node(p).id;
+        self.node(n)
+            .id
+            .strip_prefix(prefix.as_str())
+            .is_some_and(|rest| rest.starts_with('.'))
+    }
+
+    /// Where the walk goes once `node` is done: its unconditional targets, or, for a
+    /// `parallel` node (whose branches ran its body), the nodes its body leads to.
+    pub fn continuations(&self, node: usize) -> Vec<usize> {
+        if self.node(node).kind != NodeKind::Parallel {
+            return self.targets(node, None).map(|(_, t)| t).collect();
+        }
+        let mut out: Vec<usize> = Vec::new();
+        for (from, edges) in self.out.iter().enumerate() {
+            if !self.in_body(node, from) {
+                continue;
+            }
+            for &e in edges {
+                if let Some(t) = self.id(&self.ir.edges[e].to)
+                    && !self.in_body(node, t)
+                    && !out.contains(&t)
+                {
+                    out.push(t);
+                }
+            }
+        }
+        out
+    }
+
+    /// The body of `parallel` node `p` as a workflow of its own, which each branch
+    /// runs: its nodes, a `start` leading where the parallel node leads, and an `end`
+    /// standing for every edge that leaves the body (with its label kept).
+    pub fn branch_ir(&self, p: usize) -> Ir {
+        let pid = self.node(p).id.clone();
+        let body: Vec<usize> = (0..self.len()).filter(|&n| self.in_body(p, n)).collect();
+        let is_body = |id: &str| self.id(id).is_some_and(|n| self.in_body(p, n));
+        let mut nodes: Vec<Node> = body.iter().map(|&n| self.node(n).clone()).collect();
+        for (id, kind) in [(START, NodeKind::Start), (END, NodeKind::End)] {
+            nodes.push(Node {
+                id: id.to_string(),
+                kind,
+                attrs: Default::default(),
+            });
+        }
+        let mut edges: Vec<Edge> = self
+            .targets(p, None)
+            .map(|(_, t)| Edge {
+                from: START.to_string(),
+                to: self.node(t).id.clone(),
+                label: None,
+                max: None,
+                max_knob: None,
+            })
+            .collect();
+        for edge in &self.ir.edges {
+            if !is_body(&edge.from) {
+                continue;
+            }
+            let mut edge = edge.clone();
+            if !is_body(&edge.to) {
+                edge.to = END.to_string();
+            }
+            if !edges.contains(&edge) {
+                edges.push(edge);
+            }
+        }
+        let mut ir = Ir {
+            ir_version: self.ir.ir_version,
+            workflow: factory_compiler::ir::WorkflowMeta {
+                name: format!("{}.{pid}", self.ir.workflow.name),
+                headless: self.ir.workflow.headless,
+                ..Default::default()
+            },
+            start: START.to_string(),
+            knobs: self.ir.knobs.clone(),
+            nodes,
+            edges,
+        };
+        ir.canonicalize();
+        ir
     }
 
     /// Nodes the executor completes itself, without running anything.

@@ -184,7 +184,7 @@ impl<'g> Machine<'g> {
         }
         match result {
             NodeResult::Done => {
-                let targets: Vec<usize> = self.graph.targets(i, None).map(|(_, t)| t).collect();
+                let targets = self.graph.continuations(i);
                 if targets.is_empty() {
                     self.fail(node, "it has no outgoing edge to continue on".into());
                 }

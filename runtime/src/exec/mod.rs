@@ -9,6 +9,7 @@
 
 pub mod agents;
 pub mod artifacts;
+pub mod branch;
 pub mod checkpoint;
 pub mod driver;
 pub mod graph;
@@ -240,6 +241,7 @@ fn env_for(
     settings: &RunSettings,
     runner: Option<Arc<dyn Runner>>,
     layers: Layers,
+    view: &View,
 ) -> NodeEnv {
     let goal = settings
         .goal
@@ -268,11 +270,57 @@ fn env_for(
         bin_dir: std::env::current_exe()
             .ok()
             .and_then(|p| p.parent().map(Path::to_path_buf)),
+        view: view.clone(),
+        branch: None,
     }
 }
 
+/// Starts a fresh machine on `cp`: feeds it Start, saves the checkpoint, then
+/// journals the start. Returns the first commands.
+fn begin_fresh(
+    graph: &Graph,
+    cp: &mut Checkpoint,
+    paths: &FactoryPaths,
+    vars: std::collections::BTreeMap<String, String>,
+) -> Result<Vec<machine::Command>, RunError> {
+    let mut machine = Machine::new(graph);
+    machine.state.vars = vars;
+    let first = machine.on_input(Input::Start);
+    // The checkpoint first: a kill between the two still resumes (the journal entry
+    // for Start is older than the state that includes it).
+    cp.state = machine.state.clone();
+    cp.save(paths).map_err(|source| RunError::Io {
+        path: cp.own_path(paths),
+        source,
+    })?;
+    let mut started = checkpoint::journal_event(&cp.run_id, 1, &Input::Start, 0);
+    if let EventData::RunStarted { workflow, .. } = &mut started.data {
+        *workflow = Some(cp.workflow.clone());
+    }
+    events::append(paths, &started)?;
+    Ok(first)
+}
+
+/// The machine of a saved checkpoint, with every input journaled after it applied.
+fn caught_up<'g>(
+    graph: &'g Graph,
+    cp: &mut Checkpoint,
+    paths: &FactoryPaths,
+) -> Result<Machine<'g>, RunError> {
+    let mut machine = Machine::with_state(graph, std::mem::take(&mut cp.state));
+    for (_, input) in checkpoint::journal_after(paths, &cp.run_id, machine.state.seq)? {
+        machine.on_input(input);
+    }
+    Ok(machine)
+}
+
+/// Whether a caught-up machine has nothing left to do.
+fn is_over(machine: &Machine<'_>) -> bool {
+    machine.state.finished || (machine.state.outcome.is_some() && machine.resume().is_empty())
+}
+
 /// Starts a new run of `ir` on the project.
-pub async fn start(ir: Ir, req: RunRequest, view: &mut View) -> Result<RunEnd, RunError> {
+pub async fn start(ir: Ir, req: RunRequest, view: &View) -> Result<RunEnd, RunError> {
     let project = absolute(&req.project);
     preflight(&project)?;
     let layers = Layers::load(Some(&project))?;
@@ -311,6 +359,7 @@ pub async fn start(ir: Ir, req: RunRequest, view: &mut View) -> Result<RunEnd, R
         parent_run: std::env::var("FACTORY_RUN_ID")
             .ok()
             .filter(|r| !r.is_empty()),
+        branch_exp: None,
         state: Default::default(),
     };
     let env = Arc::new(env_for(
@@ -320,20 +369,11 @@ pub async fn start(ir: Ir, req: RunRequest, view: &mut View) -> Result<RunEnd, R
         &req.settings,
         runner,
         layers,
+        view,
     ));
     let graph = Arc::new(Graph::new(ir));
-    let mut machine = Machine::new(&graph);
-    let first = machine.on_input(Input::Start);
-    // The checkpoint first: a kill between the two still resumes (the journal entry
-    // for Start is older than the state that includes it).
-    cp.state = machine.state.clone();
-    cp.save(&paths).map_err(io(&cp.own_path(&paths)))?;
-    let mut started = checkpoint::journal_event(&run_id, 1, &Input::Start, 0);
-    if let EventData::RunStarted { workflow, .. } = &mut started.data {
-        *workflow = Some(cp.workflow.clone());
-    }
-    events::append(&paths, &started)?;
-    let end = driver::drive(graph.clone(), cp, env, view, first).await?;
+    let first = begin_fresh(&graph, &mut cp, &paths, Default::default())?;
+    let end = driver::drive(graph.clone(), cp, env, first).await?;
     view.clear();
     let end = settle(project.clone(), end).await;
     Ok(end)
@@ -341,7 +381,7 @@ pub async fn start(ir: Ir, req: RunRequest, view: &mut View) -> Result<RunEnd, R
 
 /// Continues the project's last run from its checkpoint: the nodes it had not
 /// finished run again; everything journaled is replayed, never re-run.
-pub async fn resume(project: &Path, force: bool, view: &mut View) -> Result<RunEnd, RunError> {
+pub async fn resume(project: &Path, force: bool, view: &View) -> Result<RunEnd, RunError> {
     let project = absolute(project);
     let paths = FactoryPaths::new(&project);
     let mut cp = Checkpoint::load(&paths)
@@ -371,11 +411,8 @@ pub async fn resume(project: &Path, force: bool, view: &mut View) -> Result<RunE
         return Err(RunError::IrChanged(cp.run_id.clone()));
     }
     let graph = Arc::new(Graph::new(ir));
-    let mut machine = Machine::with_state(&graph, std::mem::take(&mut cp.state));
-    for (_, input) in checkpoint::journal_after(&paths, &cp.run_id, machine.state.seq)? {
-        machine.on_input(input);
-    }
-    if machine.state.finished || (machine.state.outcome.is_some() && machine.resume().is_empty()) {
+    let mut machine = caught_up(&graph, &mut cp, &paths)?;
+    if is_over(&machine) {
         return Err(RunError::AlreadyFinished {
             run_id: cp.run_id,
             status: machine
@@ -406,6 +443,7 @@ pub async fn resume(project: &Path, force: bool, view: &mut View) -> Result<RunE
         &cp.settings,
         runner,
         layers,
+        view,
     ));
     let first = if machine.state.seq == 0 {
         machine.on_input(Input::Start)
@@ -424,14 +462,14 @@ pub async fn resume(project: &Path, force: bool, view: &mut View) -> Result<RunE
         path: cp.own_path(&paths),
         source,
     })?;
-    let end = driver::drive(graph.clone(), cp, env, view, first).await?;
+    let end = driver::drive(graph.clone(), cp, env, first).await?;
     view.clear();
     let end = settle(project.clone(), end).await;
     Ok(end)
 }
 
 /// [`settle_experiment`] off the async threads: finalizing touches git and the store.
-async fn settle(project: PathBuf, mut end: RunEnd) -> RunEnd {
+pub(crate) async fn settle(project: PathBuf, mut end: RunEnd) -> RunEnd {
     let fallback = end.clone();
     tokio::task::spawn_blocking(move || {
         settle_experiment(&project, &mut end);

@@ -22,6 +22,7 @@ use crate::sys::async_process::{self, AsyncOutput, ProcessSpec};
 pub const DEFAULT_NODE_TIMEOUT: Duration = Duration::from_secs(3600);
 
 /// What every node of a run shares.
+#[derive(Clone)]
 pub struct NodeEnv {
     /// The user's config and factory.md's agent settings (model, timeout per role).
     pub layers: crate::user_config::resolve::Layers,
@@ -38,7 +39,30 @@ pub struct NodeEnv {
     /// The run's runner as environment (`FACTORY_RUNNER`, …), so a command that calls
     /// `factory agent` or `factory run` uses the same one.
     pub runner_env: Vec<(String, String)>,
+    /// Where the run is shown.
+    pub view: super::view::View,
+    /// Set for the nodes of a parallel branch.
+    pub branch: Option<BranchCx>,
 }
+
+/// What a parallel branch's nodes see besides the run's: the hypothesis it tests,
+/// its own `.factory/` files, and the experiment it was given.
+#[derive(Debug, Clone)]
+pub struct BranchCx {
+    /// 1-based position of its hypothesis in the plan.
+    pub index: usize,
+    /// The hypothesis, on one line (`{{hypothesis}}`).
+    pub hypothesis: String,
+    /// Its experiment, begun before the branch started.
+    pub exp_id: u32,
+    /// The key the experiment was begun with: `factory begin` in the branch returns it.
+    pub run_key: String,
+    /// Its own `.factory/` (reviews, verdicts, its plan, its checkpoint).
+    pub overlay: PathBuf,
+}
+
+/// Set in a branch's commands: the key `factory begin` uses before its own.
+pub const RUN_KEY_ENV: &str = "FACTORY_RUN_KEY";
 
 /// What a node did.
 #[derive(Debug, Clone)]
@@ -106,6 +130,7 @@ impl<'a> NodeCx<'a> {
         let roots = Roots {
             project: env.project.clone(),
             worktree,
+            overlay: env.branch.as_ref().map(|b| b.overlay.clone()),
         };
         let mut t = TemplateContext::default();
         t.set("project_path", env.project.display().to_string());
@@ -114,10 +139,11 @@ impl<'a> NodeCx<'a> {
         t.set("iteration", visit);
         t.set("node", node.id.as_str());
         t.set("knobs", env.knobs.clone());
-        t.set(
-            "hypothesis",
-            hypothesis(&env.project).unwrap_or_else(|| env.goal.clone()),
-        );
+        let hypothesis = match &env.branch {
+            Some(b) => b.hypothesis.clone(),
+            None => hypothesis(&env.project).unwrap_or_else(|| env.goal.clone()),
+        };
+        t.set("hypothesis", hypothesis);
         if let Some(v) = last_verdict {
             t.set("verdict", v.as_str());
         }
@@ -153,6 +179,13 @@ impl<'a> NodeCx<'a> {
             if let Some(v) = self.vars.get(var) {
                 env.push((key.to_string(), v.clone()));
             }
+        }
+        if let Some(b) = &self.env.branch {
+            env.push((RUN_KEY_ENV.to_string(), b.run_key.clone()));
+            env.push((
+                crate::runners::replay::HYPOTHESIS_INDEX_ENV.to_string(),
+                b.index.to_string(),
+            ));
         }
         env.extend(self.env.runner_env.iter().cloned());
         if let Some(bin) = &self.env.bin_dir {
@@ -281,10 +314,14 @@ pub async fn run(
             "`{}` is an `llm` node; direct model calls need a model runner, which this version does not have (use an `agent` node)",
             node.id
         )),
-        NodeKind::Parallel | NodeKind::Select => Err(format!(
-            "`{}` is a `{}` node; running branches in parallel worktrees is not built yet (`factory run --dry-run` shows the plan)",
-            node.id, node.kind
-        )),
+        NodeKind::Parallel => crate::parallel::fanout::run(graph, i, &cx).await,
+        NodeKind::Select => match crate::parallel::select::Job::new(&cx) {
+            // Git and the precheck block: off the async threads.
+            Ok(job) => tokio::task::spawn_blocking(move || job.run())
+                .await
+                .unwrap_or_else(|e| Err(format!("the selection crashed: {e}"))),
+            Err(e) => Err(e),
+        },
         NodeKind::Start | NodeKind::End | NodeKind::Fork | NodeKind::Join => Ok(NodeReport::done()),
     }
     .unwrap_or_else(NodeReport::failed);

@@ -4,6 +4,7 @@
 
 use crate::sys::redact::redact;
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
@@ -18,25 +19,118 @@ pub enum ViewMode {
     Quiet,
 }
 
+/// The run's view; cheap to clone, so a parallel node's branches report to the same
+/// screen as the run that started them.
+#[derive(Clone)]
 pub struct View {
+    inner: Arc<Mutex<Inner>>,
+}
+
+struct Inner {
     mode: ViewMode,
     started: Instant,
     bars: BTreeMap<String, ProgressBar>,
     multi: Option<MultiProgress>,
+    /// Parallel branches by their run id: the label their lines carry.
+    branches: BTreeMap<String, Branch>,
+}
+
+struct Branch {
+    label: String,
+    bar: Option<ProgressBar>,
 }
 
 impl View {
     pub fn new(mode: ViewMode) -> Self {
         let multi = (mode == ViewMode::Live).then(MultiProgress::new);
         Self {
-            mode,
-            started: Instant::now(),
-            bars: BTreeMap::new(),
-            multi,
+            inner: Arc::new(Mutex::new(Inner {
+                mode,
+                started: Instant::now(),
+                bars: BTreeMap::new(),
+                multi,
+                branches: BTreeMap::new(),
+            })),
         }
     }
 
-    pub fn event(&mut self, ev: &Event) {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // A panic elsewhere while printing must not silence the rest of the run.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn event(&self, ev: &Event) {
+        self.lock().event(ev);
+    }
+
+    /// A parallel branch starts: its events are shown under `label` (on a terminal,
+    /// as one line of its own with the node it runs and its elapsed time).
+    pub fn branch_started(&self, run_id: &str, label: &str) {
+        let mut inner = self.lock();
+        let bar = inner.multi.clone().map(|multi| {
+            let bar = multi.add(ProgressBar::new_spinner());
+            bar.set_style(spinner_style());
+            bar.set_message(label.to_string());
+            bar.enable_steady_tick(Duration::from_millis(120));
+            bar
+        });
+        inner.branches.insert(
+            run_id.to_string(),
+            Branch {
+                label: label.to_string(),
+                bar,
+            },
+        );
+    }
+
+    /// A parallel branch ended; `summary` says how (its status and score).
+    pub fn branch_ended(&self, run_id: &str, summary: &str) {
+        let mut inner = self.lock();
+        let Some(branch) = inner.branches.get_mut(run_id) else {
+            return;
+        };
+        let line = format!("{} {summary}", branch.label);
+        match branch.bar.take() {
+            Some(bar) => bar.finish_with_message(line),
+            None if inner.mode == ViewMode::Plain => eprintln!("{}", redact(&line)),
+            None => {}
+        }
+    }
+
+    /// A line of its own (the branch table at the end of a parallel node).
+    pub fn note(&self, text: &str) {
+        let inner = self.lock();
+        match inner.mode {
+            ViewMode::Quiet | ViewMode::Json => {}
+            ViewMode::Plain => eprintln!("{}", redact(text)),
+            ViewMode::Live => {
+                if let Some(multi) = &inner.multi {
+                    let _ = multi.println(redact(text));
+                }
+            }
+        }
+    }
+
+    pub fn clear(&self) {
+        let mut inner = self.lock();
+        for (_, bar) in std::mem::take(&mut inner.bars) {
+            bar.finish_and_clear();
+        }
+        for branch in inner.branches.values_mut() {
+            if let Some(bar) = branch.bar.take() {
+                bar.finish_and_clear();
+            }
+        }
+    }
+}
+
+fn spinner_style() -> ProgressStyle {
+    ProgressStyle::with_template("{spinner} {elapsed:>4} {msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_spinner())
+}
+
+impl Inner {
+    fn event(&mut self, ev: &Event) {
         match self.mode {
             ViewMode::Quiet => {}
             ViewMode::Json => {
@@ -47,6 +141,13 @@ impl View {
             ViewMode::Plain => eprintln!("{}", self.line(ev)),
             ViewMode::Live => self.live(ev),
         }
+    }
+
+    /// The label of the branch an event belongs to, if it belongs to one.
+    fn branch_of(&self, ev: &Event) -> Option<&Branch> {
+        let fields = ev.fields();
+        let run = fields.get("run_id")?.as_str()?;
+        self.branches.get(run)
     }
 
     /// One line for an event: elapsed time, type, node and what matters about it
@@ -72,6 +173,9 @@ impl View {
             s % 60,
             ev.kind()
         );
+        if let Some(branch) = self.branch_of(ev) {
+            line.push_str(&format!(" [{}]", branch.label));
+        }
         if let Some(node) = get("node") {
             line.push(' ');
             line.push_str(&node);
@@ -106,12 +210,22 @@ impl View {
         let Some(multi) = self.multi.clone() else {
             return;
         };
+        if let Some(bar) = self.branch_of(ev).and_then(|b| b.bar.clone()) {
+            // A branch keeps one line: its label and the node it runs now.
+            if let EventData::NodeStarted { node, .. } = &ev.data
+                && let Some(label) = self.branch_of(ev).map(|b| b.label.clone())
+            {
+                bar.set_message(format!("{label} · {node}"));
+            }
+            if matches!(ev.data, EventData::NodeFinished { .. } | EventData::NodeVerdict { .. }) {
+                let _ = multi.println(self.line(ev));
+            }
+            return;
+        }
         match &ev.data {
             EventData::NodeStarted { node, visit, .. } => {
                 let bar = multi.add(ProgressBar::new_spinner());
-                let style = ProgressStyle::with_template("{spinner} {elapsed:>4} {msg}")
-                    .unwrap_or_else(|_| ProgressStyle::default_spinner());
-                bar.set_style(style);
+                bar.set_style(spinner_style());
                 bar.set_message(if *visit > 1 {
                     format!("{node} (visit {visit})")
                 } else {
@@ -129,12 +243,6 @@ impl View {
             _ => {
                 let _ = multi.println(self.line(ev));
             }
-        }
-    }
-
-    pub fn clear(&mut self) {
-        for (_, bar) in std::mem::take(&mut self.bars) {
-            bar.finish_and_clear();
         }
     }
 }

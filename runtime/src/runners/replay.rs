@@ -22,7 +22,8 @@ use crate::sys::files::atomic_write;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Script {
-    /// Key: a node id (exact, or a dotted suffix like `qa.verdict`) or a role name.
+    /// Key: a node id (exact, or a dotted suffix like `qa.verdict`) or a role name; in
+    /// a parallel branch, `KEY#N` is for hypothesis N only and is tried first.
     pub agents: BTreeMap<String, Vec<Step>>,
 }
 
@@ -176,18 +177,38 @@ impl ReplayRunner {
     /// The step for `req`: its key and the step of its visit (the last one repeats).
     pub fn step_for(&self, req: &AgentRequest) -> Result<(&str, &Step), ScriptError> {
         let node = req.node.as_deref().unwrap_or("");
-        let by_node = (!node.is_empty())
-            .then(|| {
+        // In a parallel branch, `builder#2` is hypothesis 2's builder: tried first.
+        let branch = req
+            .env
+            .iter()
+            .find(|(k, _)| k == HYPOTHESIS_INDEX_ENV)
+            .map(|(_, v)| v.as_str());
+        let entry = |name: &str| -> Option<(&String, &Vec<Step>)> {
+            let by_node = (!node.is_empty())
+                .then(|| {
+                    self.script
+                        .agents
+                        .iter()
+                        .filter(|(k, _)| {
+                            unqualified(k, branch)
+                                .is_some_and(|k| node == k || node.ends_with(&format!(".{k}")))
+                        })
+                        .filter(|(k, _)| k.ends_with(name))
+                        // The most specific (longest) match wins.
+                        .max_by_key(|(k, _)| k.len())
+                })
+                .flatten();
+            by_node.or_else(|| {
                 self.script
                     .agents
-                    .iter()
-                    .filter(|(k, _)| node == k.as_str() || node.ends_with(&format!(".{k}")))
-                    // The most specific (longest) match wins.
-                    .max_by_key(|(k, _)| k.len())
+                    .get_key_value(&format!("{}{name}", req.role))
             })
-            .flatten();
-        let (key, steps) = by_node
-            .or_else(|| self.script.agents.get_key_value(&req.role))
+        };
+        let qualified = branch.map(|i| format!("#{i}"));
+        let (key, steps) = qualified
+            .as_deref()
+            .and_then(|q| entry(q))
+            .or_else(|| entry(""))
             .ok_or_else(|| ScriptError::NoEntry {
                 path: self.path.clone(),
                 node: if node.is_empty() { "-" } else { node }.to_string(),
@@ -324,10 +345,31 @@ impl Runner for ReplayRunner {
 }
 
 /// Where a script path lands: `.factory/...` in the project, the rest in `cwd`.
+/// Where a scripted write lands: a `.factory/` file the node was asked to write goes
+/// where it asked for it (a parallel branch keeps its own), any other `.factory/` file
+/// in the project's, and code in the working directory.
 fn resolve(req: &AgentRequest, file: &str) -> PathBuf {
     match file.strip_prefix(".factory/") {
-        Some(rest) => req.factory_dir().join(rest),
+        Some(rest) => req
+            .outputs
+            .iter()
+            .chain(&req.verdict_file)
+            .find(|out| out.ends_with(rest))
+            .cloned()
+            .unwrap_or_else(|| req.factory_dir().join(rest)),
         None => req.cwd.join(file),
+    }
+}
+
+/// Set in a parallel branch's agents: the 1-based position of its hypothesis.
+pub const HYPOTHESIS_INDEX_ENV: &str = "FACTORY_HYPOTHESIS_INDEX";
+
+/// The key without its `#N` branch qualifier, when it applies to `branch` (a key
+/// qualified for another branch, or any qualified key outside a branch, does not).
+fn unqualified<'k>(key: &'k str, branch: Option<&str>) -> Option<&'k str> {
+    match key.split_once('#') {
+        None => Some(key),
+        Some((k, i)) => (branch == Some(i)).then_some(k),
     }
 }
 

@@ -264,6 +264,12 @@ impl ExperimentStore {
     }
 
     /// Whether experiment `id` was ever begun here.
+    /// The id the next `begin` would allocate (read only: a preview's guess, which a
+    /// concurrent begin may take first).
+    pub fn next_id(&self) -> Result<u32, StoreError> {
+        Ok(self.scan()?.max_id + 1)
+    }
+
     pub fn is_known(&self, id: u32) -> Result<bool, StoreError> {
         Ok(self.scan()?.known.contains(&id))
     }

@@ -8,6 +8,7 @@
 //! so an interrupted run can simply call them again. [`scratch`] writes pristine
 //! copies of commits outside the project.
 
+pub mod integrate;
 pub mod scratch;
 
 use std::fs;
