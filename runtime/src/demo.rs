@@ -17,11 +17,26 @@ const FILES: &[(&str, &str)] = &[
         "replay.yaml",
         include_str!("../../examples/demo/replay.yaml"),
     ),
+    (
+        "replay-parallel.yaml",
+        include_str!("../../examples/demo/replay-parallel.yaml"),
+    ),
     ("src/lib.rs", include_str!("../../examples/demo/src/lib.rs")),
 ];
 
 /// The replay script inside a prepared demo.
 pub const SCRIPT: &str = "replay.yaml";
+
+/// The modes the demo can run, each with its replay script inside the demo.
+pub const MODES: &[(&str, &str)] = &[
+    ("improve", SCRIPT),
+    ("parallel-improve", "replay-parallel.yaml"),
+];
+
+/// The replay script of `mode`, when the demo has one.
+pub fn script_for(mode: &str) -> Option<&'static str> {
+    MODES.iter().find(|(m, _)| *m == mode).map(|(_, s)| *s)
+}
 
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum DemoError {

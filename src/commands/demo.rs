@@ -18,11 +18,19 @@ the improve mode on it with the replay runner and DIR/replay.yaml: the same path
   factory run improve --project DIR --runner replay --script DIR/replay.yaml
 It ends with a keep: a row in DIR/.factory/results.tsv and the branch factory/exp-001.
 
-Example:
-  factory demo /tmp/factory-demo")]
+With --mode parallel-improve it runs three hypotheses in their own experiments
+(DIR/replay-parallel.yaml): the best is re-checked on main's tip and kept, one is
+superseded by it and one reverted.
+
+Examples:
+  factory demo /tmp/factory-demo
+  factory demo --mode parallel-improve /tmp/factory-parallel-demo")]
 pub struct Args {
     /// Where to put the demo (new or empty).
     dir: Option<PathBuf>,
+    /// The mode to run: improve or parallel-improve.
+    #[arg(long, default_value = "improve", value_parser = clap::builder::PossibleValuesParser::new(["improve", "parallel-improve"]))]
+    mode: String,
     /// Stream the events as JSON lines on stdout.
     #[arg(long)]
     json: bool,
@@ -35,18 +43,24 @@ pub fn run(args: Args) -> ExitCode {
     if let Err(e) = demo::prepare(&dir) {
         return report(e, USAGE);
     }
-    let compiled = match driver::compile("improve", &dir, None) {
+    let Some(script) = demo::script_for(&args.mode) else {
+        return report(
+            miette::miette!("the demo has no script for the mode `{}`", args.mode),
+            USAGE,
+        );
+    };
+    let compiled = match driver::compile(&args.mode, &dir, None) {
         Ok(c) => c,
         Err(e) => {
             return report(
-                miette::miette!("the built-in improve mode does not compile: {e:?}"),
+                miette::miette!("the built-in {} mode does not compile: {e:?}", args.mode),
                 USAGE,
             );
         }
     };
     let settings = RunSettings {
         runner: Some("replay".into()),
-        script: Some(dir.join(demo::SCRIPT)),
+        script: Some(dir.join(script)),
         ..Default::default()
     };
     let view = View::new(view_mode(args.json));

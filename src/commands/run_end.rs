@@ -40,6 +40,10 @@ pub fn finish(project: &Path, ended: Result<RunEnd, miette::Report>, json: bool)
     for h in &end.halts {
         lines.push(format!("  gate {h} said halt"));
     }
+    lines.extend(factory_runtime::parallel::record::final_table(
+        project,
+        &end.run_id,
+    ));
     for f in &end.async_failures {
         lines.push(format!("  background node failed: {f}"));
     }

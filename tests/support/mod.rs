@@ -49,6 +49,21 @@ impl Project {
             fs::create_dir_all(to.parent().unwrap()).unwrap();
             fs::copy(Path::new(DEMO).join(rel), &to).unwrap();
         }
+        Project::init(dir, target)
+    }
+
+    /// A copy of the fixture project `src` (its `gitignore` becomes `.gitignore`),
+    /// committed on `main` with its config.
+    pub fn fixture(src: &Path, target: &Path) -> Project {
+        let dir = tempfile::tempdir().unwrap();
+        copy_tree(src, dir.path());
+        if dir.path().join("gitignore").exists() {
+            fs::rename(dir.path().join("gitignore"), dir.path().join(".gitignore")).unwrap();
+        }
+        Project::init(dir, target)
+    }
+
+    fn init(dir: tempfile::TempDir, target: &Path) -> Project {
         let mut opts = git2::RepositoryInitOptions::new();
         opts.initial_head("main");
         let repo = Repository::init_opts(dir.path(), &opts).unwrap();
@@ -143,7 +158,12 @@ impl Project {
 
 /// The demo's script with the given agents' blocks replaced (`(key, yaml list)`).
 pub fn script(overrides: &[(&str, &str)]) -> String {
-    let text = fs::read_to_string(Path::new(DEMO).join("replay.yaml")).unwrap();
+    script_from(&Path::new(DEMO).join("replay.yaml"), overrides)
+}
+
+/// The replay script at `path` with the given agents' blocks replaced or added.
+pub fn script_from(path: &Path, overrides: &[(&str, &str)]) -> String {
+    let text = fs::read_to_string(path).unwrap();
     let mut blocks: Vec<(String, String)> = Vec::new();
     for line in text.lines() {
         if let Some(key) = line
@@ -172,6 +192,19 @@ pub fn script(overrides: &[(&str, &str)]) -> String {
         }
     }
     out
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let dest = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            fs::create_dir_all(&dest).unwrap();
+            copy_tree(&entry.path(), &dest);
+        } else {
+            fs::copy(entry.path(), &dest).unwrap();
+        }
+    }
 }
 
 /// Bytes of a command's output as text.

@@ -339,6 +339,10 @@ pub(super) fn chained_line(
         Ok(None) => Some(count_lines(events)? + 1),
         // The head does not verify: leave it for verification to report.
         Err(_) => None,
+        // No log at all (the project's `.factory/` was removed, or a new project took
+        // its path): a new chain starts. Nothing is lost to it that could count: every
+        // use of the log needs evidence present in it, never evidence absent from it.
+        Ok(Some(_)) if !events.exists() => Some(1),
         // The head and the tail disagree: only the crash window (the last chained
         // line is the one after the head's) is repaired.
         Ok(Some(head)) => {

@@ -362,3 +362,22 @@ fn a_legacy_log_without_a_head_is_accepted_then_anchored() {
     let err = log.verify().unwrap_err();
     assert!(err.to_string().contains("the log ends at line 3"), "{err}");
 }
+
+#[test]
+fn a_removed_log_starts_a_new_chain_where_an_emptied_one_stays_broken() {
+    // `.factory/` removed (or a new project at the same path): the next append starts
+    // a chain that verifies, instead of failing every write for good.
+    let log = Log::new(3);
+    fs::remove_file(log.paths().events_jsonl()).unwrap();
+    log.append(4);
+    log.append(5);
+    let verified = log.verify().unwrap();
+    assert_eq!(verified.events.len(), 2);
+    assert_eq!(log.head().line, 2);
+
+    // Lines cut from a log that is still there are still named.
+    let log = Log::new(3);
+    log.write("");
+    log.append(4);
+    assert!(log.verify().is_err());
+}

@@ -115,3 +115,68 @@ impl ParallelRecord {
         self.branches.iter_mut().find(|b| b.index == index)
     }
 }
+
+/// The parallel records of run `run_id`, one per parallel node that ran.
+pub fn records_of_run(project: &Path, run_id: &str) -> Vec<ParallelRecord> {
+    let dir = run_dir(&FactoryPaths::new(project), run_id).join("parallel");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<ParallelRecord> = entries
+        .flatten()
+        .filter_map(|e| ParallelRecord::load(&e.path()).ok())
+        .collect();
+    out.sort_by(|a, b| a.node.cmp(&b.node));
+    out
+}
+
+/// The end-of-run table of a parallel run: each branch with its hypothesis, how its
+/// walk ended, its experiment's verdict and scores, and the branch left to merge.
+pub fn final_table(project: &Path, run_id: &str) -> Vec<String> {
+    let history = crate::store::load_history(project).ok();
+    let mut lines = Vec::new();
+    for record in records_of_run(project, run_id) {
+        lines.push(format!(
+            "  {}: {} branch{} from {} at {}",
+            record.node,
+            record.branches.len(),
+            if record.branches.len() == 1 { "" } else { "es" },
+            record.target_branch,
+            record.base_commit.get(..8).unwrap_or(&record.base_commit)
+        ));
+        lines.push(format!(
+            "    {:<4}{:<9}{:<7}{:<11}{:<11}{:<17}hypothesis",
+            "", "exp", "stream", "branch run", "verdict", "score"
+        ));
+        for b in &record.branches {
+            let r = history
+                .as_ref()
+                .and_then(|h| h.records.iter().find(|r| r.id == b.exp_id));
+            let verdict = r.map_or("open".to_string(), |r| r.verdict.to_string());
+            let score = match r.map(|r| (r.score_before, r.score_after)) {
+                Some((Some(before), Some(after))) => format!("{before:.4} → {after:.4}"),
+                _ => crate::experiment::load_precheck(project, b.exp_id)
+                    .ok()
+                    .flatten()
+                    .and_then(|p| p.score_after)
+                    .map_or("-".to_string(), |s| format!("{s:.4}")),
+            };
+            let kept = if verdict == "keep" {
+                format!("  ← kept on {}", b.branch)
+            } else {
+                String::new()
+            };
+            lines.push(format!(
+                "    h{:<3}exp-{:03}  {:<7}{:<11}{:<11}{:<17}{}{kept}",
+                b.index,
+                b.exp_id,
+                b.stream,
+                b.status.as_str(),
+                verdict,
+                score,
+                b.hypothesis
+            ));
+        }
+    }
+    lines
+}

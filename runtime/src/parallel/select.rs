@@ -125,8 +125,12 @@ impl Job {
                 "superseded by exp {} (best of {of} branches, score {:.4} against {:.4})",
                 won.branch.exp_id, won.score, l.score
             );
-            self.finalize(l.branch.exp_id, superseded(won.branch.exp_id), &notes)?;
-            rows.push(Row::of(&l.branch, "superseded", Some(l.score), notes));
+            // A loser that cannot be recorded stays open (for `factory finalize`); it
+            // never costs the winner its keep.
+            match self.finalize(l.branch.exp_id, superseded(won.branch.exp_id), &notes) {
+                Ok(()) => rows.push(Row::of(&l.branch, "superseded", Some(l.score), notes)),
+                Err(e) => rows.push(Row::of(&l.branch, "open", Some(l.score), e)),
+            }
         }
         let score_after = rec.score_after.unwrap_or(won.score);
         rows.push(Row::of(
