@@ -9,12 +9,21 @@ fn demo(
     target: &std::path::Path,
     home: &std::path::Path,
 ) -> (String, Vec<String>) {
+    demo_mode(dir, target, home, "improve")
+}
+
+fn demo_mode(
+    dir: &std::path::Path,
+    target: &std::path::Path,
+    home: &std::path::Path,
+    mode: &str,
+) -> (String, Vec<String>) {
     let out = Command::cargo_bin("factory")
         .unwrap()
         .env("CARGO_TARGET_DIR", target)
         .env("FACTORY_HOME", home)
         .env_remove("FACTORY_RUN_ID")
-        .arg("demo")
+        .args(["demo", "--mode", mode])
         .arg(dir)
         .output()
         .unwrap();
@@ -88,5 +97,48 @@ fn the_demo_refuses_a_directory_that_is_not_empty() {
     assert_eq!(
         fs::read_to_string(dir.path().join("mine.txt")).unwrap(),
         "keep me"
+    );
+}
+
+#[test]
+fn the_parallel_demo_keeps_the_best_of_three_different_changes() {
+    let (target, home, dir) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let (text, verdicts) = demo_mode(dir.path(), target.path(), home.path(), "parallel-improve");
+    let mut sorted = verdicts.clone();
+    sorted.sort();
+    assert_eq!(sorted, ["keep", "revert", "superseded"], "{text}");
+    // The table names each branch with its verdict and the kept branch.
+    assert!(text.contains("← kept on factory/exp-001"), "{text}");
+    assert!(text.contains("superseded 0.9375"), "{text}");
+    // Three different real changes, one per branch.
+    let repo = git2::Repository::open(dir.path()).unwrap();
+    let kept = repo
+        .revparse_single("factory/exp-001")
+        .unwrap()
+        .peel_to_commit()
+        .unwrap();
+    assert_eq!(
+        kept.summary().ok().flatten(),
+        Some("Count words with a HashMap in most_frequent")
+    );
+    let api = repo
+        .revparse_single("factory/exp-002")
+        .unwrap()
+        .peel_to_commit()
+        .unwrap();
+    assert!(
+        api.tree()
+            .unwrap()
+            .get_path(std::path::Path::new("tests/api.rs"))
+            .is_ok()
+    );
+    assert!(
+        repo.find_branch("factory/exp-003", git2::BranchType::Local)
+            .is_err(),
+        "a reverted branch is deleted"
     );
 }

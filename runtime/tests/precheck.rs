@@ -288,6 +288,12 @@ fn fails_closed_when_qa_did_not_run_after_begin() {
     );
     qa_all(&t, id);
     assert!(run(&t, &config(0.9, 0.5), &opts).passed);
+
+    // Finding the experiment again (a resumed run) starts no new attempt: the QA
+    // that ran still counts.
+    let again = store(&t).begin("add a second line to lib").unwrap();
+    assert!(again.resumed && again.id == id);
+    assert!(run(&t, &config(0.9, 0.5), &opts).passed);
 }
 
 #[test]

@@ -71,6 +71,8 @@ impl Project {
         index
             .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
             .unwrap();
+        // On disk too, as `git commit` leaves it: git run in the checkout sees it.
+        index.write().unwrap();
         let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
         let sig = git2::Signature::now("t", "t@t").unwrap();
         repo.commit(Some("HEAD"), &sig, &sig, "demo", &tree, &[])

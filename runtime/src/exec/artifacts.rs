@@ -50,7 +50,10 @@ impl Roots {
 
     fn overlaid(&self, path: &str) -> Option<PathBuf> {
         let rest = path.strip_prefix(".factory/")?;
-        if SHARED.iter().any(|s| rest == s.trim_end_matches('/') || rest.starts_with(s)) {
+        if SHARED
+            .iter()
+            .any(|s| rest == s.trim_end_matches('/') || rest.starts_with(s))
+        {
             return None;
         }
         Some(self.overlay.as_ref()?.join(rest))
@@ -293,7 +296,10 @@ mod tests {
             roots.resolve_write(".factory/reviews/ceo.md"),
             overlay.join("reviews/ceo.md")
         );
-        for shared in [".factory/results.tsv", ".factory/experiments/004/precheck.json"] {
+        for shared in [
+            ".factory/results.tsv",
+            ".factory/experiments/004/precheck.json",
+        ] {
             assert_eq!(roots.resolve_write(shared), project.join(shared));
         }
         // Reads fall back to the project until the branch has its own copy.

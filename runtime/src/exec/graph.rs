@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use factory_compiler::ir::{Edge, END, Ir, Label, Node, NodeKind, START};
+use factory_compiler::ir::{END, Edge, Ir, Label, Node, NodeKind, START};
 
 /// Default bound of a `reloop` edge that declares none (spec §7.3).
 pub const DEFAULT_RELOOP_MAX: u32 = 3;

@@ -217,7 +217,10 @@ impl Inner {
             {
                 bar.set_message(format!("{label} · {node}"));
             }
-            if matches!(ev.data, EventData::NodeFinished { .. } | EventData::NodeVerdict { .. }) {
+            if matches!(
+                ev.data,
+                EventData::NodeFinished { .. } | EventData::NodeVerdict { .. }
+            ) {
                 let _ = multi.println(self.line(ev));
             }
             return;

@@ -143,8 +143,10 @@ impl Setup {
         let mut base = None;
         for h in &hypotheses {
             let key = run_key(&self.run_id, &self.node, format!("b{}", h.index));
-            let started = crate::experiment::begin(&self.project, &h.title, Some(&key))
-                .map_err(|e| format!("cannot begin the experiment of hypothesis {}: {e}", h.index))?;
+            let started =
+                crate::experiment::begin(&self.project, &h.title, Some(&key)).map_err(|e| {
+                    format!("cannot begin the experiment of hypothesis {}: {e}", h.index)
+                })?;
             let ws = started.workspace().cloned().ok_or_else(|| {
                 format!(
                     "experiment {} of hypothesis {} was already finalized without a worktree",
@@ -213,7 +215,8 @@ fn write_branch_plan(project: &Path, exp: u32, h: &Hypothesis, of: usize) -> Res
         h.text.trim()
     );
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
     crate::sys::files::atomic_write(&path, text.as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", path.display()))

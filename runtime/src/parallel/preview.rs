@@ -38,7 +38,10 @@ pub fn render(ir: &Ir, project: &Path, knobs: &Value) -> String {
         .as_ref()
         .map(|c| c.target_branch.clone())
         .unwrap_or_else(|_| config::default_target_branch());
-    let configured = config.as_ref().ok().and_then(super::fanout::configured_count);
+    let configured = config
+        .as_ref()
+        .ok()
+        .and_then(super::fanout::configured_count);
     let base = worktrees::resolve_base(project, &target);
     let mut next = ExperimentStore::open(project).next_id().unwrap_or(1);
     for node in parallel {
@@ -59,7 +62,10 @@ pub fn render(ir: &Ir, project: &Path, knobs: &Value) -> String {
                     "  base: {} at {}{}",
                     b.branch,
                     short(&b.commit.to_string()),
-                    b.note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default()
+                    b.note
+                        .as_deref()
+                        .map(|n| format!(" ({n})"))
+                        .unwrap_or_default()
                 );
             }
             Err(e) => {

@@ -137,16 +137,27 @@ impl Job {
             &won.branch,
             "selected",
             Some(score_after),
-            format!("re-checked on {} at {}", record.target_branch, short(rec.base_commit.as_deref().unwrap_or(""))),
+            format!(
+                "re-checked on {} at {}",
+                record.target_branch,
+                short(rec.base_commit.as_deref().unwrap_or(""))
+            ),
         ));
-        self.log("branch.selected", &won.branch, "best score, re-checked on the tip");
+        self.log(
+            "branch.selected",
+            &won.branch,
+            "best score, re-checked on the tip",
+        );
         self.write(&record, &rows, Some((&won, &rec)))?;
         self.table(&rows);
         let mut report = NodeReport::done();
         report.vars.extend([
             ("exp_id".to_string(), won.branch.exp_id.to_string()),
             ("branch".to_string(), won.branch.branch.clone()),
-            ("worktree".to_string(), won.branch.worktree.display().to_string()),
+            (
+                "worktree".to_string(),
+                won.branch.worktree.display().to_string(),
+            ),
         ]);
         Ok(report)
     }
@@ -208,7 +219,10 @@ impl Job {
                 ws.target_branch,
                 rec.failures.join(", ")
             )),
-            Err(e) => Some(format!("the re-check on {}'s tip could not run: {e}", ws.target_branch)),
+            Err(e) => Some(format!(
+                "the re-check on {}'s tip could not run: {e}",
+                ws.target_branch
+            )),
         };
         match (failure, checked) {
             (None, Ok((_, rec))) => Ok(rec),
@@ -269,7 +283,8 @@ impl Job {
         json.push(b'\n');
         for path in &self.writes {
             if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
             }
             crate::sys::files::atomic_write(path, &json)
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?;

@@ -1,8 +1,9 @@
 //! Proof that QA ran (Sacred Rule 9), read only from the verified event log
 //! ([`events::verify`]): each of the three QA roles — health_checker, code_reviewer,
 //! adversarial_tester — completed for this experiment id after its last
-//! `experiment.begin` and after the last event of its `builder` (the role that
-//! commits), and before its `experiment.finalize` if there is one.
+//! `experiment.begin` (a begin that only resumed it does not count) and after the last
+//! event of its `builder` (the role that commits), and before its `experiment.finalize`
+//! if there is one.
 //!
 //! "After the builder" is by position in the chained log, not by commit time: a
 //! commit's time is whatever its author's clock or `GIT_COMMITTER_DATE` said, the
@@ -96,13 +97,22 @@ fn is_of(event: &Event, kind: &str, id: u32) -> bool {
     event.kind() == kind && exp_of(event) == Some(u64::from(id))
 }
 
+/// Whether `event` began experiment `id`. A begin that only found the experiment again
+/// (`resumed`: a resumed run, a parallel node started again) starts no new attempt, so
+/// QA that ran before it still counts; the builder rule catches any change after QA.
+fn began(event: &Event, id: u32) -> bool {
+    match &event.data {
+        EventData::ExperimentBegin {
+            exp_id, resumed, ..
+        } => *exp_id == id && !resumed,
+        _ => is_of(event, kinds::EXPERIMENT_BEGIN, id),
+    }
+}
+
 /// The latest verified QA completion for experiment `id` after its last
 /// `experiment.begin`; `None` when there is none (or no begin).
 pub fn last_qa_completion(log: &VerifiedLog, id: u32) -> Option<&VerifiedEvent> {
-    let begin = log
-        .events
-        .iter()
-        .rposition(|v| is_of(&v.event, kinds::EXPERIMENT_BEGIN, id))?;
+    let begin = log.events.iter().rposition(|v| began(&v.event, id))?;
     log.events[begin..]
         .iter()
         .rev()
@@ -139,11 +149,7 @@ pub fn check_qa_execution(root: &Path, exp_id: Option<u32>) -> Result<CheckOutco
 pub fn qa_outcome(log: &VerifiedLog, id: u32) -> CheckOutcome {
     const NAME: &str = "qa_execution";
     let exp = Some(u64::from(id));
-    let Some(begin) = log
-        .events
-        .iter()
-        .rfind(|v| is_of(&v.event, kinds::EXPERIMENT_BEGIN, id))
-    else {
+    let Some(begin) = log.events.iter().rfind(|v| began(&v.event, id)) else {
         return CheckOutcome::fail(
             NAME,
             vec![format!(
