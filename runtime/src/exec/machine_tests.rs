@@ -220,3 +220,67 @@ fn a_long_chain_does_not_recurse() {
     assert_eq!(steps, n);
     assert_eq!(runs(&next), ["finish:completed"]);
 }
+
+/// A parallel node whose body is a gate that goes on to a select or to a discard.
+const PARALLEL: &str = "node start start\nnode plan fn run=\"p\"\n\
+node branches parallel count=2 isolation=\"worktrees\"\n\
+node branches.build fn run=\"b\"\nnode branches.check gate evaluator=fn run=\"c\"\n\
+node branches.discard fn run=\"d\"\n\
+node best select strategy=\"best_score\"\nnode keep fn run=\"k\"\nnode end end\n\
+edge start -> plan\nedge plan -> branches\nedge branches -> branches.build\n\
+edge branches.build -> branches.check\nedge branches.check -> best proceed\n\
+edge branches.check -> branches.discard halt\nedge branches.discard -> best\n\
+edge best -> keep\nedge keep -> end\n";
+
+#[test]
+fn a_parallel_node_continues_where_its_body_leads_never_into_the_body() {
+    let g = graph(PARALLEL);
+    let mut m = Machine::new(&g);
+    assert_eq!(runs(&m.on_input(Input::Start)), ["plan#1"]);
+    assert_eq!(runs(&m.on_input(done("plan"))), ["branches#1"]);
+    // The branches ran the body; the run goes on to the select, once.
+    assert_eq!(runs(&m.on_input(done("branches"))), ["best#1"]);
+    assert_eq!(runs(&m.on_input(done("best"))), ["keep#1"]);
+    assert_eq!(runs(&m.on_input(done("keep"))), ["finish:completed"]);
+    assert!(!m.state.visits.contains_key("branches.build"));
+}
+
+#[test]
+fn a_branch_runs_the_body_from_a_start_to_an_end_that_stands_for_every_exit() {
+    let g = graph(PARALLEL);
+    let p = g.id("branches").unwrap();
+    let body = Graph::new(g.branch_ir(p));
+    let ids: Vec<&str> = body.ir.nodes.iter().map(|n| n.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "branches.build",
+            "branches.check",
+            "branches.discard",
+            "end",
+            "start"
+        ]
+    );
+    let mut m = Machine::new(&body);
+    assert_eq!(runs(&m.on_input(Input::Start)), ["branches.build#1"]);
+    assert_eq!(
+        runs(&m.on_input(done("branches.build"))),
+        ["branches.check#1"]
+    );
+    // Halt goes to the body's discard; what leaves the body ends the branch.
+    assert_eq!(
+        runs(&m.on_input(verdict("branches.check", Label::Halt))),
+        ["branches.discard#1"]
+    );
+    assert_eq!(
+        runs(&m.on_input(done("branches.discard"))),
+        ["finish:completed"]
+    );
+    let mut m = Machine::new(&body);
+    m.on_input(Input::Start);
+    m.on_input(done("branches.build"));
+    assert_eq!(
+        runs(&m.on_input(verdict("branches.check", Label::Proceed))),
+        ["finish:completed"]
+    );
+}

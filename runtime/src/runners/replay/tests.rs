@@ -210,3 +210,66 @@ fn replay_is_not_interactive_and_says_so() {
         "the replay runner does not support interactive run"
     );
 }
+
+#[test]
+fn in_a_parallel_branch_a_key_for_its_hypothesis_comes_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = runner(
+        "
+agents:
+  builder:
+    - print: any
+  builder#2:
+    - print: second
+  trial.review#3:
+    - print: third review
+",
+    );
+    let key = |role: &str, node: &str, branch: Option<&str>| {
+        let mut req = request(tmp.path(), role, Some(node), 1);
+        if let Some(i) = branch {
+            req.env.push((HYPOTHESIS_INDEX_ENV.into(), i.into()));
+        }
+        r.step_for(&req)
+            .map(|(k, _)| k.to_string())
+            .unwrap_or_default()
+    };
+    assert_eq!(key("builder", "b.trial.builder", Some("2")), "builder#2");
+    assert_eq!(key("builder", "b.trial.builder", Some("1")), "builder");
+    assert_eq!(key("builder", "b.trial.builder", None), "builder");
+    assert_eq!(key("ceo", "b.trial.review", Some("3")), "trial.review#3");
+    // A key for another hypothesis, or any qualified key outside a branch, never applies.
+    assert_eq!(key("ceo", "b.trial.review", Some("2")), "");
+    assert_eq!(key("ceo", "b.trial.review", None), "");
+}
+
+#[test]
+fn a_factory_file_the_node_asked_for_lands_where_it_asked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = runner(
+        "
+agents:
+  health_checker:
+    - write:
+        .factory/reviews/health-check.md: mine
+        .factory/notes.md: shared
+",
+    );
+    let mut req = request(tmp.path(), "health_checker", None, 1);
+    let own = tmp
+        .path()
+        .join("project/.factory/experiments/002/reviews/health-check.md");
+    fs::create_dir_all(own.parent().unwrap()).unwrap();
+    req.outputs = vec![own.clone()];
+    play(&r, &req);
+    assert_eq!(fs::read_to_string(&own).unwrap(), "mine");
+    assert!(
+        !tmp.path()
+            .join("project/.factory/reviews/health-check.md")
+            .exists()
+    );
+    assert_eq!(
+        fs::read_to_string(tmp.path().join("project/.factory/notes.md")).unwrap(),
+        "shared"
+    );
+}
