@@ -44,6 +44,7 @@ enum Command {
     Begin(commands::begin::Args),
     /// Record an experiment's verdict and scores.
     Finalize(commands::finalize::Args),
+    Pr(commands::pr::Args),
     /// Show past experiments: recent in full, older summarized.
     History(commands::history::Args),
     /// Score the project: hygiene, growth and project dimensions, and the composite.
@@ -100,6 +101,7 @@ fn main() -> ExitCode {
         Command::Detect(args) => commands::detect::run(args),
         Command::Begin(args) => commands::begin::run(args),
         Command::Finalize(args) => commands::finalize::run(args),
+        Command::Pr(args) => commands::pr::run(args),
         Command::History(args) => commands::history::run(args),
         Command::Eval(args) => commands::eval::run(args),
         Command::Discover(args) => commands::discover::run(args),

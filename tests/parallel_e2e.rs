@@ -455,3 +455,71 @@ fn a_run_killed_during_the_branches_resumes_to_the_same_result_without_duplicate
         "hypothesis 2's builder was cut off and ran again"
     );
 }
+
+#[test]
+fn with_gh_signed_in_the_kept_branch_is_pushed_and_proposed_never_merged() {
+    let s = project();
+    let p = &s.p;
+    let origin = tempfile::tempdir().unwrap();
+    Repository::init_bare(origin.path()).unwrap();
+    Repository::open(p.path())
+        .unwrap()
+        .remote("origin", origin.path().to_str().unwrap())
+        .unwrap();
+    // A stand-in for gh: signed in, and it records the pull request it is asked for.
+    let bin = tempfile::tempdir().unwrap();
+    let log = bin.path().join("gh.log");
+    let gh = bin.path().join("gh");
+    fs::write(
+        &gh,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> '{}'\n[ \"$1\" = pr ] && echo https://example.invalid/pull/7\nexit 0\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&gh, fs::Permissions::from_mode(0o755)).unwrap();
+    let path = write_script(p, &script(&[]));
+    let out = p
+        .command(&[
+            "run",
+            MODE,
+            "--runner",
+            "replay",
+            "--script",
+            path.to_str().unwrap(),
+        ])
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bin.path().display(),
+                std::env::var("PATH").unwrap()
+            ),
+        )
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", output(&out));
+    let calls = fs::read_to_string(&log).unwrap();
+    assert!(calls.contains("auth status"), "{calls}");
+    assert!(
+        calls.contains("pr create --base main --head factory/exp-001 --title Raise counter a to 9"),
+        "{calls}"
+    );
+    let pushed = Repository::open(origin.path()).unwrap();
+    assert!(
+        pushed
+            .find_branch("factory/exp-001", git2::BranchType::Local)
+            .is_ok()
+    );
+    assert!(
+        pushed.find_branch("main", git2::BranchType::Local).is_err(),
+        "only the kept branch is pushed"
+    );
+    assert!(
+        p.events()
+            .iter()
+            .any(|e| e.kind() == "experiment.pull_request")
+    );
+}

@@ -24,6 +24,7 @@ pub mod finalize;
 pub mod graph;
 pub mod history;
 pub mod init;
+pub mod pr;
 pub mod precheck;
 pub mod resume;
 pub mod run;

@@ -11,6 +11,7 @@
 mod begin;
 mod finalize;
 mod precheck;
+pub mod pull_request;
 
 pub use begin::{Started, begin};
 pub use finalize::{BaselineUpdate, Cleanup, Finalized, finalize};
