@@ -4,13 +4,15 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use factory_runtime::exec::checkpoint::list_runs;
+use factory_runtime::parallel::record::records_of_run;
 
 use super::{OK, USAGE, report};
 
 #[derive(clap::Args)]
 #[command(after_help = "\
 One line per run, oldest first: id, workflow, status, nodes run, experiment, start time,
-and the tokens and cost its agents reported (when they reported any).
+and the tokens and cost its agents reported (when they reported any). A parallel run
+adds a line per parallel node: each branch's hypothesis, experiment and status.
 
 Example:
   factory runs --json")]
@@ -52,6 +54,14 @@ pub fn run(args: Args) -> ExitCode {
             r.exp_id.as_deref().unwrap_or("-"),
             r.started_at
         );
+        for record in records_of_run(&args.path, &r.run_id) {
+            let branches: Vec<String> = record
+                .branches
+                .iter()
+                .map(|b| format!("h{} exp-{:03} {}", b.index, b.exp_id, b.status.as_str()))
+                .collect();
+            println!("    {}: {}", record.node, branches.join(" · "));
+        }
     }
     ExitCode::from(OK)
 }
