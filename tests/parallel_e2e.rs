@@ -10,7 +10,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use factory_runtime::events::{Event, EventData};
+use factory_runtime::events::EventData;
 use git2::Repository;
 use serde_json::Value;
 use support::{Project, script_from, text};

@@ -58,6 +58,7 @@ fn checkpoint(graph: &Graph, visited: usize) -> Checkpoint {
         saved_at: String::new(),
         respawns: 0,
         parent_run: None,
+        branch_exp: None,
         state: m.state,
     }
 }

@@ -207,7 +207,7 @@ impl ReplayRunner {
         let qualified = branch.map(|i| format!("#{i}"));
         let (key, steps) = qualified
             .as_deref()
-            .and_then(|q| entry(q))
+            .and_then(&entry)
             .or_else(|| entry(""))
             .ok_or_else(|| ScriptError::NoEntry {
                 path: self.path.clone(),
