@@ -335,6 +335,43 @@ fn factory_md_mistakes_are_reported_with_their_line() {
 }
 
 #[test]
+fn a_parallel_count_outside_one_to_eight_is_rejected_at_config_time() {
+    let base = "# X\n\n## Goal\nfaster\n\n## Scope\n- *.py\n\n## Guards\n\n## Eval command\nfactory eval\n\n## Eval threshold\n0.5\n\n## Constraints\n- none\n\n## Parallel\n- selection_strategy: best_score\n";
+    for bad in ["0", "-1", "9"] {
+        let p = plain_python();
+        let md = format!("{base}- parallel_hypotheses: {bad}\n");
+        fs::write(p.path().join("factory.md"), &md).unwrap();
+        let needle = format!(
+            "factory.md:22: section `Parallel`: `parallel_hypotheses` is {bad}; write a whole number from 1 to 8"
+        );
+        // `init` and every command that reads factory.md refuse it the same way.
+        for args in [&["init"][..], &["eval"]] {
+            let o = p.factory(args);
+            assert_eq!(o.status.code(), Some(1), "{args:?} with {bad}");
+            let err = text(&o.stderr).replace('│', " ");
+            let err = err.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(err.contains(&needle), "{needle:?} not in {err}");
+            assert!(err.contains("factory init --reparse"), "{err}");
+        }
+        assert!(!p.path().join(".factory/config.json").exists());
+    }
+    // In range, it is accepted and kept in config.json.
+    let p = plain_python();
+    fs::write(
+        p.path().join("factory.md"),
+        format!("{base}- parallel_hypotheses: 8\n"),
+    )
+    .unwrap();
+    let o = p.factory(&["init"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let config: Value =
+        serde_json::from_str(&fs::read_to_string(p.path().join(".factory/config.json")).unwrap())
+            .unwrap();
+    assert_eq!(config["parallel"]["parallel_hypotheses"], 8);
+    assert_eq!(config["parallel"]["selection_strategy"], "best_score");
+}
+
+#[test]
 fn doctor_names_each_set_up_problem_with_its_fix_until_the_project_is_ready() {
     let p = plain_python();
     let o = p.factory(&["doctor", "--json"]);

@@ -38,6 +38,17 @@ pub fn template_vars(text: &str) -> Vec<&str> {
 /// checker treats it like a missing bound.
 pub const MAX_RELOOP: u32 = 1_000;
 
+/// The most copies of a `parallel` block that run at once (its `count`, and factory.md's
+/// `parallel_hypotheses`). Each copy is a worktree and an agent session: past this
+/// the machine, not the search, is the bottleneck.
+pub const MAX_PARALLEL: u32 = 8;
+
+/// Whether `count` copies of a `parallel` block may run: the one rule for a count,
+/// wherever it is written (a literal, a knob's bounds, factory.md's `## Parallel`).
+pub fn parallel_count_ok(count: i64) -> bool {
+    (1..=i64::from(MAX_PARALLEL)).contains(&count)
+}
+
 /// The identity of an artifact path: two spellings of one file (`./out/a.md`,
 /// `out//a.md`, `out/x/../a.md`) give the same key. Lexical only (the file need not
 /// exist yet, [`crate::paths::normalize`]). A path that is already normal is borrowed, not copied.

@@ -225,7 +225,7 @@ fn indentation(line: &str) -> usize {
 }
 
 /// The text after a list bullet, if `line` starts with one.
-fn bullet(line: &str) -> Option<&str> {
+pub(super) fn bullet(line: &str) -> Option<&str> {
     let t = line.trim_start();
     for b in ["- ", "* ", "+ "] {
         if let Some(rest) = t.strip_prefix(b) {

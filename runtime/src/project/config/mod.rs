@@ -10,6 +10,7 @@
 mod init;
 mod markdown;
 pub mod model;
+mod parallel;
 mod parse;
 
 pub use init::{InitReport, add_to_gitignore, init_project};

@@ -403,26 +403,52 @@ fn default_window() -> u32 {
 }
 
 /// How a best branch is picked among parallel hypotheses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SelectionStrategy {
     /// Highest composite score wins.
+    #[default]
     BestScore,
 }
 
-/// Parallel hypotheses.
+impl SelectionStrategy {
+    /// Every strategy, for parsing and for messages listing them.
+    pub const ALL: &'static [SelectionStrategy] = &[SelectionStrategy::BestScore];
+
+    /// The name written in factory.md and config.json.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::BestScore => "best_score",
+        }
+    }
+
+    /// The strategy named `name`, if there is one.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|s| s.as_str() == name)
+    }
+}
+
+/// The `## Parallel` section of factory.md: how parallel improve fans out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ParallelConfig {
-    /// How many hypotheses run at once (1..=8).
-    #[serde(default = "two")]
-    pub parallel_hypotheses: u32,
+    /// How many hypotheses run at once (1..=[`MAX_PARALLEL`]); `None` leaves it to the
+    /// workflow's `parallel` count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel_hypotheses: Option<u32>,
     /// How the winner is chosen.
-    #[serde(default = "default_selection")]
+    #[serde(default)]
     pub selection_strategy: SelectionStrategy,
 }
-fn default_selection() -> SelectionStrategy {
-    SelectionStrategy::BestScore
+
+pub use factory_compiler::ir::conventions::MAX_PARALLEL;
+
+/// Why `n` cannot be `parallel_hypotheses`, if it cannot: the compiler's rule for a
+/// `parallel` count, so factory.md and the workflow agree.
+pub fn parallel_hypotheses_problem(n: i64) -> Option<String> {
+    (!factory_compiler::ir::conventions::parallel_count_ok(n)).then(|| {
+        format!("`parallel_hypotheses` is {n}; write a whole number from 1 to {MAX_PARALLEL} (e.g. `parallel_hypotheses: 3`)")
+    })
 }
 
 impl FactoryConfig {
@@ -448,13 +474,13 @@ impl FactoryConfig {
                 self.eval_runs
             ));
         }
-        if let Some(p) = &self.parallel
-            && !(1..=8).contains(&p.parallel_hypotheses)
+        if let Some(problem) = self
+            .parallel
+            .as_ref()
+            .and_then(|p| p.parallel_hypotheses)
+            .and_then(|n| parallel_hypotheses_problem(i64::from(n)))
         {
-            problems.push(format!(
-                "`parallel.parallel_hypotheses` is {}; it must be between 1 and 8",
-                p.parallel_hypotheses
-            ));
+            problems.push(format!("`parallel`: {problem}"));
         }
         if let Some(a) = &self.adversarial {
             if a.generator.role != AdversarialRole::Generator {

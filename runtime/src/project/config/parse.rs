@@ -251,6 +251,11 @@ fn heading_title(field: &str) -> String {
 }
 
 fn section_value(field: &str, s: &Section) -> Result<Value, MdProblem> {
+    if field == "parallel"
+        && let Some(value) = super::parallel::parallel_value(s)
+    {
+        return value;
+    }
     let at = |message: String| MdProblem {
         line: Some(s.first_line()),
         message: format!("section `{}`: {message}", s.heading),

@@ -80,7 +80,7 @@ fn parses_aliases_lists_and_text() {
     assert_eq!(c.fixed_surfaces, vec!["eval/**"]);
     assert_eq!(c.target_branch, "main", "default kept");
     assert_eq!(c.test_timeout, 120);
-    assert_eq!(c.parallel.as_ref().unwrap().parallel_hypotheses, 3);
+    assert_eq!(c.parallel.as_ref().unwrap().parallel_hypotheses, Some(3));
     let adv = c.adversarial.as_ref().unwrap();
     assert_eq!((adv.hysteresis, adv.convergence_window), (2, 5));
 }
@@ -181,10 +181,100 @@ fn errors_name_the_section_line_and_fix() {
 }
 
 #[test]
-fn out_of_range_parallel_is_rejected() {
-    let text = FULL.replace("parallel_hypotheses: 3", "parallel_hypotheses: 9");
+fn parallel_section_reads_its_keys_and_defaults() {
+    assert_eq!(parse(MINIMAL).unwrap().parallel, None, "absent section");
+    let text = format!(
+        "{MINIMAL}## Parallel\n- parallel_hypotheses: `8`\n- selection_strategy: best_score\n"
+    );
+    assert_eq!(
+        parse(&text).unwrap().parallel,
+        Some(ParallelConfig {
+            parallel_hypotheses: Some(8),
+            selection_strategy: SelectionStrategy::BestScore,
+        })
+    );
+    // A missing count leaves it to the workflow's `parallel` count.
+    let text = format!("{MINIMAL}## Parallel\nselection_strategy: best_score\n");
+    let p = parse(&text).unwrap().parallel.unwrap();
+    assert_eq!(p.parallel_hypotheses, None);
+    assert_eq!(p.selection_strategy, SelectionStrategy::BestScore);
+    // The fenced JSON form is read too, and range-checked.
+    let text = format!("{MINIMAL}## Parallel\n```json\n{{\"parallel_hypotheses\": 2}}\n```\n");
+    assert_eq!(
+        parse(&text).unwrap().parallel.unwrap().parallel_hypotheses,
+        Some(2)
+    );
+    let text = format!("{MINIMAL}## Parallel\n```json\n{{\"parallel_hypotheses\": 0}}\n```\n");
     let err = parse(&text).unwrap_err().to_string();
-    assert!(err.contains("between 1 and 8"), "{err}");
+    assert!(err.contains("from 1 to 8"), "{err}");
+}
+
+#[test]
+fn bad_parallel_values_are_errors_at_their_line_with_the_fix() {
+    let cases = [
+        ("parallel_hypotheses: 0", "from 1 to 8"),
+        ("parallel_hypotheses: -1", "from 1 to 8"),
+        ("parallel_hypotheses: 9", "from 1 to 8"),
+        ("parallel_hypotheses: three", "not a whole number"),
+        ("selection_strategy: fastest", "write one of `best_score`"),
+        ("paralel_hypotheses: 3", "unknown key `paralel_hypotheses`"),
+        ("run three at once", "not a `key: value` line"),
+    ];
+    for (bad, why) in cases {
+        // The bad line is the second of the section, so its own line is what is named.
+        let first = if bad.starts_with("selection") {
+            "parallel_hypotheses: 2"
+        } else {
+            "selection_strategy: best_score"
+        };
+        let text = format!("{MINIMAL}## Parallel\n- {first}\n- {bad}\n");
+        let err = parse(&text).unwrap_err();
+        let ConfigError::FactoryMd {
+            line,
+            problem,
+            path,
+        } = &err
+        else {
+            panic!("{bad}: {err:?}")
+        };
+        assert_eq!(path, Path::new("factory.md"));
+        assert_eq!(*line, Some(MINIMAL.lines().count() + 3), "{bad}");
+        assert!(
+            problem.contains("Parallel") && problem.contains(why),
+            "{bad}: {problem}"
+        );
+        assert!(err.to_string().starts_with(&format!("factory.md:{}:", line.unwrap())));
+    }
+    let text = format!("{MINIMAL}## Parallel\n- parallel_hypotheses: 2\n- parallel_hypotheses: 3\n");
+    let err = parse(&text).unwrap_err().to_string();
+    assert!(err.contains("set twice"), "{err}");
+}
+
+#[test]
+fn parallel_round_trips_through_config_json_and_is_checked_there() {
+    let tmp = tempfile::tempdir().unwrap();
+    for section in [
+        "## Parallel\n- parallel_hypotheses: 4\n",
+        "## Parallel\n- selection_strategy: best_score\n",
+    ] {
+        let config = parse(&format!("{MINIMAL}{section}")).unwrap();
+        write_config(tmp.path(), &config).unwrap();
+        assert_eq!(read_config(tmp.path()).unwrap(), config, "{section}");
+    }
+    let path = tmp.path().join(".factory/config.json");
+    let mut value: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    value["parallel"]["parallel_hypotheses"] = serde_json::json!(9);
+    fs::write(&path, value.to_string()).unwrap();
+    let err = read_config(tmp.path()).unwrap_err().to_string();
+    assert!(err.contains("parallel_hypotheses") && err.contains("from 1 to 8"), "{err}");
+    value["parallel"]["parallel_hypotheses"] = serde_json::json!(3);
+    value["parallel"]["selection_strategy"] = serde_json::json!("fastest");
+    fs::write(&path, value.to_string()).unwrap();
+    assert!(matches!(
+        read_config(tmp.path()),
+        Err(ConfigError::InvalidJson { .. })
+    ));
 }
 
 #[test]
