@@ -228,8 +228,15 @@ pub fn validate_file(db: &dyn Db, file: SourceFile) -> Vec<Finding<FileLoc>> {
             // Point at the attribute when the finding names one; a node without it
             // (a role taken from the name, a gate's inline question) falls back to
             // the node when positions are looked up.
-            if let (Some(key), Loc::Node(scope, node)) = (&mapped.attr, &at.loc) {
-                at.loc = Loc::Attr(scope.clone(), node.clone(), key.clone());
+            match (&mapped.attr, &at.loc) {
+                (Some(key), Loc::Node(scope, node)) => {
+                    at.loc = Loc::Attr(scope.clone(), node.clone(), key.clone());
+                }
+                // A parallel block's `count` is an argument, not an attribute.
+                (Some(key), Loc::Parallel(scope, block)) => {
+                    at.loc = Loc::ParallelArg(scope.clone(), block.clone(), key.clone());
+                }
+                _ => {}
             }
             out.push(Finding {
                 code: mapped.code,

@@ -67,6 +67,7 @@ codes! {
     ParallelWithoutSelect = "FWF024", Error, "a `parallel` block is not followed by a `select`";
     MissingStart = "FWF025", Error, "a workflow has no `start ->` edge";
     UnknownArtifact = "FWF026", Error, "`reads` names an artifact that is not declared";
+    ParallelCount = "FWF027", Error, "a `parallel` block's count is outside 1..=8";
     UnreadArtifact = "FWF101", Warning, "an artifact is read but no upstream node writes it";
     UnusedImport = "FWF102", Warning, "an import is not used";
     UnusedKnob = "FWF103", Warning, "a knob is not used";

@@ -313,3 +313,47 @@ workflow tiny {
     assert_eq!(diags[0].span.start, text.find("builder loops").unwrap());
     assert_eq!(diags[1].span.start, text.find("agent(ceo").unwrap());
 }
+
+/// A `parallel` count outside 1..=8 is FWF027 however it is written; a knob is judged
+/// by its bounds, which the outer loop may tune it anywhere within.
+#[test]
+fn parallel_counts_outside_one_to_eight_are_fwf027() {
+    let workflow = |knob: &str, count: &str| {
+        format!(
+            "workflow tiny {{\n{knob}    parallel tries(count: {count}) in worktrees {{\n        agent builder {{ role: builder }}\n        flow {{\n            start -> builder -> end\n        }}\n    }}\n    select best by best_score\n    flow {{\n        start -> tries -> best -> end\n    }}\n}}\n"
+        )
+    };
+    let cases = [
+        (workflow("", "0"), Some("a count of 0")),
+        (workflow("", "-1"), Some("a count of -1")),
+        (workflow("", "9"), Some("a count of 9")),
+        (workflow("", "1"), None),
+        (workflow("", "8"), None),
+        (
+            workflow("    knob k: int = 3\n", "k"),
+            Some("knob `k` may set the count of parallel block `tries` to any number"),
+        ),
+        (
+            workflow("    knob k: int = 3 in 1..=9\n", "k"),
+            Some("to 1..=9, outside 1..=8"),
+        ),
+        (workflow("    knob k: int = 8 in 1..=8\n", "k"), None),
+    ];
+    for (text, expected) in cases {
+        let mut files = BTreeMap::new();
+        files.insert("w.fwf".to_string(), text.clone());
+        let db = Database::new(Arc::new(MemLoader(files)), roles());
+        let diags = diagnose(&db, "w.fwf");
+        match expected {
+            None => assert!(diags.is_empty(), "{text}\n{}", render(&db, &diags)),
+            Some(message) => {
+                assert_eq!(codes(&diags), ["FWF027"], "{text}\n{}", render(&db, &diags));
+                assert!(diags[0].message.contains(message), "{}", diags[0].message);
+                // The primary span is the count argument.
+                let at = &text[diags[0].span.clone()];
+                assert!(text.contains(&format!("(count: {at})")), "points at {at:?}");
+                assert!(diags[0].help.contains("1..=8") || diags[0].help.contains("from 1 to 8"));
+            }
+        }
+    }
+}

@@ -293,16 +293,24 @@ impl Lowering<'_> {
                 ArgValue::Literal(l) => Some((l.clone(), None)),
                 ArgValue::Name(n) => self.value_of(scope, n),
             };
+            // The range (1..=MAX_PARALLEL) is checked on the IR (FWF027), so IR files
+            // get the same check; only what the IR cannot hold is reported here.
             match value {
-                Some((Literal::Int(n), knob)) if (1..=u32::MAX as i64).contains(&n) => {
-                    attrs.count = Some(n as u32);
-                    attrs.count_knob = knob;
-                }
+                Some((Literal::Int(n), knob)) => match u32::try_from(n) {
+                    Ok(n) => {
+                        attrs.count = Some(n);
+                        attrs.count_knob = knob;
+                    }
+                    Err(_) => {
+                        let (message, help) = crate::validate::count_problem(&p.name, n);
+                        self.report(Finding::new(Code::ParallelCount, loc, message).help(help));
+                    }
+                },
                 _ => self.report(
                     Finding::new(
                         Code::BadArgument,
                         loc,
-                        "`count` must be a whole number of at least 1, or an int knob",
+                        "`count` must be a whole number or an int knob",
                     )
                     .help("e.g. `parallel hypotheses(count: 3) in worktrees { ... }`"),
                 ),

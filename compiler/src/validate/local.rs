@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use super::{Context, Finding, IrRef, a_kind};
 use crate::diagnostic::Code;
-use crate::ir::conventions::MAX_RELOOP;
+use crate::ir::conventions::{MAX_PARALLEL, MAX_RELOOP, parallel_count_ok};
 use crate::ir::{Evaluator, Ir, KnobType, Label, Literal, NodeKind};
 
 pub(super) fn check(ir: &Ir, cx: &Context, out: &mut Vec<Finding>) {
@@ -28,6 +28,9 @@ pub(super) fn check(ir: &Ir, cx: &Context, out: &mut Vec<Finding>) {
                         known.join(", ")
                     )),
             );
+        }
+        if n.kind == NodeKind::Parallel {
+            parallel_count(ir, n, out);
         }
         if ir.workflow.headless
             && n.kind == NodeKind::Gate
@@ -109,6 +112,68 @@ fn edge(ir: &Ir, i: usize, e: &crate::ir::Edge, out: &mut Vec<Finding>) {
             )),
         );
     }
+}
+
+/// A `parallel` block runs 1..=MAX_PARALLEL copies. A count from a knob must stay in
+/// range whatever the outer loop tunes the knob to, so the knob's bounds are checked,
+/// not just its default.
+fn parallel_count(ir: &Ir, n: &crate::ir::Node, out: &mut Vec<Finding>) {
+    let at = IrRef::Node(n.id.clone());
+    let Some(count) = n.attrs.count else { return };
+    let Some(knob_name) = &n.attrs.count_knob else {
+        if !parallel_count_ok(i64::from(count)) {
+            let (message, help) = count_problem(&n.id, i64::from(count));
+            out.push(
+                Finding::new(Code::ParallelCount, at, message)
+                    .label("out of range")
+                    .attr("count")
+                    .help(help),
+            );
+        }
+        return;
+    };
+    let Some(knob) = ir.knobs.iter().find(|k| &k.name == knob_name) else { return };
+    let int = |l: Option<&Literal>| match l {
+        Some(Literal::Int(i)) => Some(*i),
+        _ => None,
+    };
+    let (lo, hi) = (int(knob.min.as_ref()), int(knob.max.as_ref()));
+    let fits = matches!((lo, hi), (Some(lo), Some(hi)) if parallel_count_ok(lo) && parallel_count_ok(hi));
+    if fits && parallel_count_ok(i64::from(count)) {
+        return;
+    }
+    let (range, label) = match (lo, hi) {
+        (Some(lo), Some(hi)) => (format!("{lo}..={hi}"), format!("in {lo}..={hi}")),
+        _ => ("any number".to_string(), "no bounds".to_string()),
+    };
+    out.push(
+        Finding::new(
+            Code::ParallelCount,
+            at,
+            format!(
+                "knob `{knob_name}` may set the count of parallel block `{}` to {range}, outside 1..={MAX_PARALLEL}",
+                n.id
+            ),
+        )
+        .label("count from the knob")
+        .attr("count")
+        .with(IrRef::Knob(knob_name.clone()), label)
+        .help(format!(
+            "bound the knob inside 1..={MAX_PARALLEL}: `knob {knob_name}: int = {} in 1..={MAX_PARALLEL}`",
+            count.clamp(1, MAX_PARALLEL)
+        )),
+    );
+}
+
+/// The message and help for a literal `count` outside 1..=MAX_PARALLEL; lowering
+/// uses it too, for counts the IR cannot hold (negative ones).
+pub(crate) fn count_problem(block: &str, count: i64) -> (String, String) {
+    (
+        format!("parallel block `{block}` has a count of {count}; a count is 1..={MAX_PARALLEL}"),
+        format!(
+            "write how many copies run at once, from 1 to {MAX_PARALLEL}: `parallel {block}(count: 3) in worktrees {{ ... }}`"
+        ),
+    )
 }
 
 /// Every outcome a gate can emit needs an edge. A plain edge from a gate is `proceed`.

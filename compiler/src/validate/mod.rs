@@ -14,6 +14,7 @@ use crate::diagnostic::Code;
 use crate::ir::Ir;
 
 pub use graph::Graph;
+pub(crate) use local::count_problem;
 pub use local::{knob_type_name, literal_fits};
 pub use templates::{RUNTIME_VARS, template_vars};
 
