@@ -295,6 +295,115 @@ fn begin_finalize_history_round_trip() {
 }
 
 #[test]
+fn parallel_losers_name_their_winner_and_a_quarantined_branch_is_left_to_look_at() {
+    let home = tempfile::tempdir().unwrap();
+    let proj = committed_repo();
+    let p = proj.path().to_str().unwrap();
+    // Three parallel branches begun together: 1 wins, 2 is quarantined, 3 loses.
+    for h in ["one", "two", "three"] {
+        let o = factory(home.path(), &["begin", p, "--hypothesis", h]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let finalize = |extra: &[&str]| {
+        let mut args = vec!["finalize", p];
+        args.extend_from_slice(extra);
+        factory(home.path(), &args)
+    };
+    // Without a successor, the newest cannot be superseded; a bad successor is named.
+    for (extra, why) in [
+        (
+            &["--id", "3", "--verdict", "superseded"][..],
+            "no later experiment exists",
+        ),
+        (
+            &[
+                "--id",
+                "3",
+                "--verdict",
+                "superseded",
+                "--superseded-by",
+                "3",
+            ],
+            "cannot supersede itself",
+        ),
+        (
+            &[
+                "--id",
+                "3",
+                "--verdict",
+                "superseded",
+                "--superseded-by",
+                "7",
+            ],
+            "experiment 7 was never begun",
+        ),
+        (
+            &["--id", "3", "--verdict", "revert", "--superseded-by", "1"],
+            "only a `superseded` verdict",
+        ),
+    ] {
+        let o = finalize(extra);
+        assert_eq!(o.status.code(), Some(1), "{extra:?}: {}", stderr(&o));
+        // miette wraps long messages; compare words.
+        let err = stderr(&o).replace('│', " ");
+        let err = err.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(err.contains(why), "{extra:?}: {err}");
+    }
+    let o = finalize(&[
+        "--id",
+        "3",
+        "--verdict",
+        "superseded",
+        "--superseded-by",
+        "1",
+        "--notes",
+        "scored 0.55",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let record: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(record["verdict"], "superseded");
+    assert_eq!(record["notes"], "superseded by exp 1; scored 0.55");
+
+    let o = finalize(&[
+        "--id",
+        "2",
+        "--verdict",
+        "quarantined",
+        "--notes",
+        "conflicts with the tip in src/lib.rs",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "experiment 2: quarantined");
+    // Like superseded: the worktree is gone, the branch is left to look at.
+    let repo = git2::Repository::open(proj.path()).unwrap();
+    let branch = |id: u32| {
+        repo.find_branch(&format!("factory/exp-{id:03}"), git2::BranchType::Local)
+            .is_ok()
+    };
+    assert!(branch(2) && branch(3));
+    let worktrees = repo.worktrees().unwrap();
+    let worktrees: Vec<_> = worktrees.iter().collect();
+    assert_eq!(
+        worktrees.len(),
+        1,
+        "only the unfinished experiment 1 keeps one: {worktrees:?}"
+    );
+    let o = factory(home.path(), &["history", p]);
+    assert!(
+        stdout(&o).contains("#002 quarantined") && stdout(&o).contains("#003 superseded"),
+        "{}",
+        stdout(&o)
+    );
+    let rows = fs::read_to_string(proj.path().join(".factory/results.tsv")).unwrap();
+    assert_eq!(
+        rows.lines().count(),
+        3,
+        "header and two rows: refusals append nothing"
+    );
+}
+
+#[test]
 fn eight_processes_of_25_cycles_get_200_distinct_ids_and_intact_rows() {
     let home = tempfile::tempdir().unwrap();
     let proj = committed_repo();

@@ -18,13 +18,17 @@ at the commit the branch factory/exp-NNN points at now, after the experiment's l
 completion. A keep's scores and delta come from that precheck; --score-before,
 --score-after and --delta are an error with keep. A keep removes the worktree and
 leaves the branch for you to merge (factory never merges). revert and error remove the
-worktree and delete the branch; superseded removes the worktree only. The record is
-always kept. Finalizing again with the same verdict prints the existing record;
-another verdict is an error.
+worktree and delete the branch; superseded and quarantined remove the worktree only.
+The record is always kept. Finalizing again with the same verdict prints the existing
+record; another verdict is an error.
 
 For other verdicts the delta is round(score-after - score-before, 6) unless --delta
-is given. `superseded` is only for an experiment whose hypothesis a later experiment
-took over; use `revert` for a change that did not work.
+is given. `superseded` is only for an experiment whose hypothesis another experiment
+took over: a later one, or the one --superseded-by names (any other experiment begun
+here, e.g. the kept branch of a parallel run; \"superseded by exp N\" is prepended to
+the notes). Use `revert` for a change that did not work. `quarantined` is for a
+branch that passed its own precheck but conflicted with, or failed the re-check on,
+the target branch's current tip.
 
 Example:
   factory precheck --exp 3 && factory finalize --id 3 --verdict keep \\
@@ -36,7 +40,7 @@ pub struct Args {
     /// The id `factory begin` printed.
     #[arg(long)]
     id: u32,
-    /// keep, revert, error or superseded.
+    /// keep, revert, error, superseded or quarantined.
     #[arg(long, value_parser = parse_verdict)]
     verdict: Verdict,
     /// Composite score before the change (not with keep).
@@ -48,6 +52,9 @@ pub struct Args {
     /// Record this delta instead of deriving it from the scores (not with keep).
     #[arg(long, allow_negative_numbers = true)]
     delta: Option<f64>,
+    /// With --verdict superseded: the experiment that took over (may have a lower id).
+    #[arg(long, value_name = "N")]
+    superseded_by: Option<u32>,
     /// Free-form notes.
     #[arg(long, value_name = "TEXT", default_value = "")]
     notes: String,
@@ -78,6 +85,7 @@ pub fn run(args: Args) -> ExitCode {
     outcome.score_after = args.score_after;
     outcome.delta = args.delta;
     outcome.notes = args.notes;
+    outcome.superseded_by = args.superseded_by;
     outcome.change_summary = args.change_summary;
     outcome.pr_number = args.pr;
     outcome.issue_number = args.issue;
@@ -89,7 +97,8 @@ pub fn run(args: Args) -> ExitCode {
             | ExperimentError::Store(
                 StoreError::UnknownExperiment { .. }
                 | StoreError::AlreadyFinalized { .. }
-                | StoreError::SupersededWithoutSuccessor { .. },
+                | StoreError::SupersededWithoutSuccessor { .. }
+                | StoreError::BadSuccessor { .. },
             )),
         ) => return report(err, FAILED),
         Err(err) => return report(err, USAGE),

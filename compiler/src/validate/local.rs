@@ -132,13 +132,16 @@ fn parallel_count(ir: &Ir, n: &crate::ir::Node, out: &mut Vec<Finding>) {
         }
         return;
     };
-    let Some(knob) = ir.knobs.iter().find(|k| &k.name == knob_name) else { return };
+    let Some(knob) = ir.knobs.iter().find(|k| &k.name == knob_name) else {
+        return;
+    };
     let int = |l: Option<&Literal>| match l {
         Some(Literal::Int(i)) => Some(*i),
         _ => None,
     };
     let (lo, hi) = (int(knob.min.as_ref()), int(knob.max.as_ref()));
-    let fits = matches!((lo, hi), (Some(lo), Some(hi)) if parallel_count_ok(lo) && parallel_count_ok(hi));
+    let fits =
+        matches!((lo, hi), (Some(lo), Some(hi)) if parallel_count_ok(lo) && parallel_count_ok(hi));
     if fits && parallel_count_ok(i64::from(count)) {
         return;
     }

@@ -64,7 +64,7 @@ pub struct Finalized {
 /// delta come from that precheck, and giving any of them in `outcome` is an error. A
 /// keep moves the growth baseline and removes the worktree but leaves the branch for a
 /// human to merge; `revert` and `error` remove the worktree and delete the branch;
-/// `superseded` removes the worktree and leaves the branch. Finalizing again with the
+/// `superseded` and `quarantined` remove the worktree and leave the branch. Finalizing again with the
 /// verdict on record changes nothing and returns the record (cleanup is retried);
 /// another verdict is [`StoreError::AlreadyFinalized`].
 pub fn finalize(root: &Path, id: u32, mut outcome: Outcome) -> Result<Finalized, ExperimentError> {
@@ -265,7 +265,7 @@ fn clean_up(root: &Path, id: u32, verdict: Verdict) -> Cleanup {
         return Cleanup::NoWorkspace;
     }
     // Keep leaves the branch to be merged by a human; superseded work may be what
-    // the later experiment builds on.
+    // the later experiment builds on; a quarantined branch is left to look at.
     let delete_branch = matches!(verdict, Verdict::Revert | Verdict::Error);
     match worktrees::remove(root, id, delete_branch) {
         Ok(removed) => Cleanup::Done {

@@ -119,7 +119,7 @@ fn aggregate(records: &[&ExperimentRecord]) -> String {
         records.iter().map(|r| r.id).max().unwrap_or(0),
     );
     let mut line = format!(
-        "{} experiments (#{:03}-#{:03}): {} keep, {} revert, {} error, {} superseded",
+        "{} experiments (#{:03}-#{:03}): {} keep, {} revert, {} error, {} superseded, {} quarantined",
         records.len(),
         ids.0,
         ids.1,
@@ -127,6 +127,7 @@ fn aggregate(records: &[&ExperimentRecord]) -> String {
         count(Verdict::Revert),
         count(Verdict::Error),
         count(Verdict::Superseded),
+        count(Verdict::Quarantined),
     );
     if let Some(b) = best {
         let _ = write!(line, "; best score {b}");
@@ -206,7 +207,7 @@ mod tests {
 
     #[test]
     fn splits_into_full_one_line_and_aggregate_tiers() {
-        let verdicts = [Verdict::Keep, Verdict::Revert, Verdict::Error];
+        let verdicts = [Verdict::Keep, Verdict::Revert, Verdict::Quarantined];
         let records: Vec<_> = (1..=15)
             .map(|i| rec(i, verdicts[i as usize % 3], Some(f64::from(i) / 100.0)))
             .collect();
@@ -228,9 +229,9 @@ mod tests {
         // Aggregate: the five oldest, no hypotheses.
         assert!(older.contains("5 experiments (#001-#005)"), "{older}");
         assert!(!older.contains("hypothesis number"));
-        // Ids 1..=5 have verdicts revert, error, keep, revert, error.
+        // Ids 1..=5 have verdicts revert, quarantined, keep, revert, quarantined.
         assert!(
-            older.contains("1 keep, 2 revert, 2 error, 0 superseded"),
+            older.contains("1 keep, 2 revert, 0 error, 0 superseded, 2 quarantined"),
             "{older}"
         );
         assert!(older.contains("best score 0.55"), "{older}");

@@ -309,8 +309,10 @@ impl ExperimentStore {
     /// `results.tsv`, logs `experiment.finalize`, and updates the user registry
     /// best-effort. The delta is `round(after - before, 6)` unless given.
     ///
-    /// Errors: `id` was never begun; it already has a `results.tsv` row; or the
-    /// verdict is `superseded` but no later experiment exists to supersede it.
+    /// Errors: `id` was never begun; it already has a `results.tsv` row; the verdict
+    /// is `superseded` but names no successor and no later experiment exists; or the
+    /// successor named is this experiment, unknown, or given with another verdict.
+    /// A named successor is prepended to the notes ("superseded by exp N").
     pub fn finalize(&self, id: u32, outcome: Outcome) -> Result<ExperimentRecord, StoreError> {
         for (name, value) in [
             ("score_before", outcome.score_before),
@@ -337,9 +339,7 @@ impl ExperimentStore {
             if !scan.known.contains(&id) {
                 return Err(StoreError::UnknownExperiment { id });
             }
-            if outcome.verdict == Verdict::Superseded && scan.max_id <= id {
-                return Err(StoreError::SupersededWithoutSuccessor { id });
-            }
+            check_successor(id, &outcome, &scan)?;
             let dir = self.paths.experiment_dir(id);
             fs::create_dir_all(&dir).map_err(io_at(&dir))?;
             let hypothesis = self.hypothesis_of(id, &scan.begin_hypotheses);
@@ -355,7 +355,7 @@ impl ExperimentStore {
                 delta: outcome.effective_delta(),
                 verdict: outcome.verdict,
                 cost_usd: outcome.cost_usd,
-                notes: outcome.notes.clone(),
+                notes: outcome.recorded_notes(),
                 research_citations: outcome.research_citations.clone(),
             };
             let verdict_file = dir.join("verdict.json");
@@ -547,6 +547,30 @@ struct Scan {
     keyed: BTreeSet<u32>,
 }
 
+/// `superseded` needs a successor: the experiment `superseded_by` names (any other
+/// known one: parallel branches are begun together, so the winner may have a lower
+/// id), else some later experiment. A successor with another verdict is a mistake.
+fn check_successor(id: u32, outcome: &Outcome, scan: &Scan) -> Result<(), StoreError> {
+    let bad = |by: u32, problem: String| StoreError::BadSuccessor { id, by, problem };
+    match (outcome.verdict, outcome.superseded_by) {
+        (Verdict::Superseded, None) if scan.max_id <= id => {
+            Err(StoreError::SupersededWithoutSuccessor { id })
+        }
+        (Verdict::Superseded, Some(by)) if by == id => {
+            Err(bad(by, "an experiment cannot supersede itself".to_owned()))
+        }
+        (Verdict::Superseded, Some(by)) if !scan.known.contains(&by) => Err(bad(
+            by,
+            format!("experiment {by} was never begun in this project"),
+        )),
+        (verdict, Some(by)) if verdict != Verdict::Superseded => Err(bad(
+            by,
+            format!("only a `superseded` verdict names a successor, not `{verdict}`"),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The file's last byte, `None` when it is missing or empty.
 fn last_byte(path: &Path) -> io::Result<Option<u8>> {
     use std::io::{Read, Seek, SeekFrom};
@@ -607,17 +631,33 @@ pub enum StoreError {
         /// The verdict already on record.
         verdict: Verdict,
     },
-    /// `superseded` used where no later experiment exists.
+    /// `superseded` without a named successor where no later experiment exists.
     #[error("experiment {id} cannot be superseded: no later experiment exists")]
     #[diagnostic(
         code(factory::store::superseded_without_successor),
         help(
-            "`superseded` means a later experiment took over this hypothesis; use `revert` for a change that did not work"
+            "`superseded` means another experiment took over this hypothesis: name it with --superseded-by N (a parallel branch's winner may have a lower id); use `revert` for a change that did not work"
         )
     )]
     SupersededWithoutSuccessor {
         /// The id given.
         id: u32,
+    },
+    /// `superseded_by` names no usable successor.
+    #[error("experiment {id} cannot be superseded by experiment {by}: {problem}")]
+    #[diagnostic(
+        code(factory::store::bad_successor),
+        help(
+            "--superseded-by N names the experiment that took over this one's hypothesis (e.g. the kept parallel branch): another experiment begun in this project, with --verdict superseded; `factory history` lists ids"
+        )
+    )]
+    BadSuccessor {
+        /// The experiment being finalized.
+        id: u32,
+        /// The successor named.
+        by: u32,
+        /// What is wrong with it.
+        problem: String,
     },
     /// A score, delta or cost that is NaN or infinite.
     #[error("{field} is {value}, not a finite number")]

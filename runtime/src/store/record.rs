@@ -16,13 +16,24 @@ pub enum Verdict {
     Revert,
     /// The agent or the eval crashed; nothing was measured.
     Error,
-    /// A later experiment took over this one's hypothesis. Never a stand-in for revert.
+    /// Another experiment took over this one's hypothesis: a later one, or the winner
+    /// of the parallel branches it ran beside. Never a stand-in for revert.
     Superseded,
+    /// Passed its own precheck but could not be applied onto the target branch's
+    /// current tip (a conflict) or failed the re-check there; its branch is left to
+    /// look at.
+    Quarantined,
 }
 
 impl Verdict {
     /// Every verdict, in the order they are documented.
-    pub const ALL: [Verdict; 4] = [Self::Keep, Self::Revert, Self::Error, Self::Superseded];
+    pub const ALL: [Verdict; 5] = [
+        Self::Keep,
+        Self::Revert,
+        Self::Error,
+        Self::Superseded,
+        Self::Quarantined,
+    ];
 
     /// The lowercase name used in files and on the command line.
     pub fn as_str(self) -> &'static str {
@@ -31,6 +42,7 @@ impl Verdict {
             Self::Revert => "revert",
             Self::Error => "error",
             Self::Superseded => "superseded",
+            Self::Quarantined => "quarantined",
         }
     }
 }
@@ -48,7 +60,11 @@ impl FromStr for Verdict {
             .into_iter()
             .find(|v| v.as_str() == s)
             .ok_or_else(|| {
-                format!("unknown verdict `{s}`; expected one of keep, revert, error, superseded")
+                let names: Vec<&str> = Self::ALL.iter().map(|v| v.as_str()).collect();
+                format!(
+                    "unknown verdict `{s}`; expected one of {}",
+                    names.join(", ")
+                )
             })
     }
 }
@@ -118,6 +134,10 @@ pub struct Outcome {
     pub notes: String,
     /// Research sources.
     pub research_citations: Vec<String>,
+    /// For `superseded`: the experiment that took over. Parallel branches are begun
+    /// together, so the winner may have a lower id than this one; naming it lifts the
+    /// "a later experiment exists" rule.
+    pub superseded_by: Option<u32>,
 }
 
 impl Outcome {
@@ -134,6 +154,7 @@ impl Outcome {
             cost_usd: None,
             notes: String::new(),
             research_citations: Vec::new(),
+            superseded_by: None,
         }
     }
 
@@ -148,6 +169,28 @@ impl Outcome {
     pub fn notes(mut self, notes: impl Into<String>) -> Self {
         self.notes = notes.into();
         self
+    }
+
+    /// Marks a `superseded` outcome as taken over by experiment `by`.
+    pub fn superseded_by(mut self, by: u32) -> Self {
+        self.superseded_by = Some(by);
+        self
+    }
+
+    /// The notes to record: for an outcome superseded by a named experiment, they
+    /// say so first (once, whatever the caller wrote).
+    pub fn recorded_notes(&self) -> String {
+        let Some(by) = self.superseded_by else {
+            return self.notes.clone();
+        };
+        let phrase = format!("superseded by exp {by}");
+        if self.notes.to_lowercase().contains(&phrase) {
+            self.notes.clone()
+        } else if self.notes.trim().is_empty() {
+            phrase
+        } else {
+            format!("{phrase}; {}", self.notes)
+        }
     }
 
     /// The delta to record: the explicit one, else `round(after - before, 6)` when

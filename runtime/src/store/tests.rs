@@ -127,6 +127,100 @@ fn finalize_rejects_unknown_double_and_baseless_superseded() {
 }
 
 #[test]
+fn a_named_successor_may_have_a_lower_id_and_is_written_into_the_notes() {
+    let (proj, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = store(proj.path(), home.path());
+    // Three parallel branches begun together; the winner is the first.
+    let ids: Vec<u32> = ["h1", "h2", "h3"]
+        .iter()
+        .map(|h| s.begin(h).unwrap().id)
+        .collect();
+    let (winner, loser, last) = (ids[0], ids[1], ids[2]);
+    // The last one has no later experiment: without a successor the old rule holds.
+    assert!(matches!(
+        s.finalize(last, Outcome::new(Verdict::Superseded)),
+        Err(StoreError::SupersededWithoutSuccessor { .. })
+    ));
+    for (by, why) in [
+        (last, "cannot supersede itself"),
+        (99, "experiment 99 was never begun"),
+    ] {
+        let err = s
+            .finalize(last, Outcome::new(Verdict::Superseded).superseded_by(by))
+            .unwrap_err();
+        assert!(
+            matches!(err, StoreError::BadSuccessor { id, by: b, .. } if id == last && b == by),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains(why), "{err}");
+        let help = miette::Diagnostic::help(&err).unwrap().to_string();
+        assert!(help.contains("--superseded-by"), "{help}");
+    }
+    let err = s
+        .finalize(last, Outcome::new(Verdict::Revert).superseded_by(winner))
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("only a `superseded` verdict"),
+        "{err}"
+    );
+
+    let rec = s
+        .finalize(
+            last,
+            Outcome::new(Verdict::Superseded)
+                .superseded_by(winner)
+                .notes("scored 0.61"),
+        )
+        .unwrap();
+    assert_eq!(rec.verdict, Verdict::Superseded);
+    assert_eq!(
+        rec.notes,
+        format!("superseded by exp {winner}; scored 0.61")
+    );
+    // Notes that already say so are kept as written.
+    let rec = s
+        .finalize(
+            loser,
+            Outcome::new(Verdict::Superseded)
+                .superseded_by(winner)
+                .notes(format!("Superseded by exp {winner} (higher score)")),
+        )
+        .unwrap();
+    assert_eq!(
+        rec.notes,
+        format!("Superseded by exp {winner} (higher score)")
+    );
+    let rows = tsv::decode(&fs::read_to_string(s.paths().results_tsv()).unwrap()).records;
+    assert_eq!(rows.len(), 2, "refused finalizes append nothing");
+    assert_eq!(
+        rows[0].notes,
+        format!("superseded by exp {winner}; scored 0.61")
+    );
+}
+
+#[test]
+fn quarantined_is_a_verdict_like_the_others() {
+    let (proj, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = store(proj.path(), home.path());
+    let id = s.begin("conflicts with the tip").unwrap().id;
+    let rec = s
+        .finalize(
+            id,
+            Outcome::new(Verdict::Quarantined)
+                .scores(0.5, 0.7)
+                .notes("conflict in src/lib.rs"),
+        )
+        .unwrap();
+    assert_eq!((rec.verdict, rec.delta), (Verdict::Quarantined, Some(0.2)));
+    let history = s.history().unwrap();
+    assert_eq!(history.with_verdict(Verdict::Quarantined).count(), 1);
+    assert_eq!("quarantined".parse::<Verdict>(), Ok(Verdict::Quarantined));
+    let text = fs::read_to_string(s.paths().results_tsv()).unwrap();
+    assert!(text.contains("\tquarantined\t"), "{text}");
+    assert_eq!(tsv::decode(&text).records, vec![rec]);
+}
+
+#[test]
 fn history_lists_finalized_and_pending_with_verdicts() {
     let (proj, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let s = store(proj.path(), home.path());

@@ -96,8 +96,10 @@ pub struct AntiPattern {
     pub similarity: f64,
 }
 
-/// Reverted experiments whose hypothesis is at least `threshold` similar. Keep, error
-/// and superseded entries are never matched: retrying a kept idea is not an anti-pattern.
+/// Reverted experiments whose hypothesis is at least `threshold` similar. Keep, error,
+/// superseded and quarantined entries are never matched: retrying a kept idea is not an
+/// anti-pattern, and a quarantined one passed its own precheck (it only collided with
+/// the target branch's tip).
 pub fn find_anti_patterns(
     hypothesis: &str,
     history: &[ExperimentRecord],
@@ -186,6 +188,11 @@ mod tests {
                 5,
                 "add caching to the parser for speed",
                 Verdict::Superseded,
+            ),
+            record(
+                6,
+                "add caching to the parser for speed",
+                Verdict::Quarantined,
             ),
         ];
         let found = find_anti_patterns(text, &history, ANTI_PATTERN_THRESHOLD);

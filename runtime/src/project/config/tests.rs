@@ -243,9 +243,13 @@ fn bad_parallel_values_are_errors_at_their_line_with_the_fix() {
             problem.contains("Parallel") && problem.contains(why),
             "{bad}: {problem}"
         );
-        assert!(err.to_string().starts_with(&format!("factory.md:{}:", line.unwrap())));
+        assert!(
+            err.to_string()
+                .starts_with(&format!("factory.md:{}:", line.unwrap()))
+        );
     }
-    let text = format!("{MINIMAL}## Parallel\n- parallel_hypotheses: 2\n- parallel_hypotheses: 3\n");
+    let text =
+        format!("{MINIMAL}## Parallel\n- parallel_hypotheses: 2\n- parallel_hypotheses: 3\n");
     let err = parse(&text).unwrap_err().to_string();
     assert!(err.contains("set twice"), "{err}");
 }
@@ -267,7 +271,10 @@ fn parallel_round_trips_through_config_json_and_is_checked_there() {
     value["parallel"]["parallel_hypotheses"] = serde_json::json!(9);
     fs::write(&path, value.to_string()).unwrap();
     let err = read_config(tmp.path()).unwrap_err().to_string();
-    assert!(err.contains("parallel_hypotheses") && err.contains("from 1 to 8"), "{err}");
+    assert!(
+        err.contains("parallel_hypotheses") && err.contains("from 1 to 8"),
+        "{err}"
+    );
     value["parallel"]["parallel_hypotheses"] = serde_json::json!(3);
     value["parallel"]["selection_strategy"] = serde_json::json!("fastest");
     fs::write(&path, value.to_string()).unwrap();
