@@ -37,3 +37,40 @@ fn parallel_lowers_to_a_parallel_node_its_body_and_a_select() {
     assert!(text.contains("edge hypotheses.score -> best"));
     insta::assert_snapshot!(text);
 }
+
+/// An IR file (an evolved mode, say) gets the parallel count rule too: it is checked
+/// on the IR, not only on `.fwf` source.
+#[test]
+fn an_ir_file_with_a_parallel_count_outside_one_to_eight_is_fwf027() {
+    let text = lower("parallel.fwf");
+    let dir = tempfile::tempdir().unwrap();
+    for (from, to, ok) in [
+        ("count=3 count_knob=branches", "count=3", true),
+        ("count=3 count_knob=branches", "count=0", false),
+        ("count=3 count_knob=branches", "count=9", false),
+        (
+            "int default=3 min=1 max=8",
+            "int default=3 min=1 max=8",
+            true,
+        ),
+        (
+            "int default=3 min=1 max=8",
+            "int default=3 min=1 max=9",
+            false,
+        ),
+        ("int default=3 min=1 max=8", "int default=3", false),
+    ] {
+        assert!(text.contains(from));
+        let path = dir.path().join("p.fwir");
+        std::fs::write(&path, text.replace(from, to)).unwrap();
+        let checked = factory_compiler::driver::check_paths(&[path]).unwrap();
+        let codes: Vec<&str> = checked
+            .diagnostics
+            .iter()
+            .map(|d| d.diagnostic.code.as_str())
+            .collect();
+        // Without the knob, `branches` is unused (FWF103), which is not this rule.
+        let fwf027 = codes.iter().filter(|c| **c == "FWF027").count();
+        assert_eq!(fwf027, usize::from(!ok), "{to}: {codes:?}");
+    }
+}

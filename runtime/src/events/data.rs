@@ -83,7 +83,7 @@ pub enum EventData {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         run_key: Option<String>,
     },
-    /// `factory finalize` recorded `verdict` (keep, revert, error, superseded).
+    /// `factory finalize` recorded `verdict` (keep, revert, error, superseded, quarantined).
     #[serde(rename = "experiment.finalize")]
     ExperimentFinalize {
         exp_id: u32,
