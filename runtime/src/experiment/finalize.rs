@@ -64,9 +64,9 @@ pub struct Finalized {
 /// delta come from that precheck, and giving any of them in `outcome` is an error. A
 /// keep moves the growth baseline and removes the worktree but leaves the branch for a
 /// human to merge; `revert` and `error` remove the worktree and delete the branch;
-/// `superseded` and `quarantined` remove the worktree and leave the branch. Finalizing again with the
-/// verdict on record changes nothing and returns the record (cleanup is retried);
-/// another verdict is [`StoreError::AlreadyFinalized`].
+/// `superseded` and `quarantined` remove the worktree and leave the branch. Finalizing
+/// again with the verdict on record changes nothing and returns the record (cleanup is
+/// retried); another verdict is [`StoreError::AlreadyFinalized`].
 pub fn finalize(root: &Path, id: u32, mut outcome: Outcome) -> Result<Finalized, ExperimentError> {
     let keep = outcome.verdict == Verdict::Keep;
     if keep

@@ -184,7 +184,12 @@ impl Outcome {
             return self.notes.clone();
         };
         let phrase = format!("superseded by exp {by}");
-        if self.notes.to_lowercase().contains(&phrase) {
+        let lower = self.notes.to_lowercase();
+        // "superseded by exp 12" does not name exp 1.
+        let mentioned = lower
+            .match_indices(&phrase)
+            .any(|(at, _)| !lower[at + phrase.len()..].starts_with(|c: char| c.is_ascii_digit()));
+        if mentioned {
             self.notes.clone()
         } else if self.notes.trim().is_empty() {
             phrase
@@ -240,6 +245,27 @@ mod tests {
         let mut explicit = Outcome::new(Verdict::Keep).scores(0.0, 1.0);
         explicit.delta = Some(0.25);
         assert_eq!(explicit.effective_delta(), Some(0.25));
+    }
+
+    #[test]
+    fn a_named_successor_is_prepended_to_the_notes_once() {
+        let notes = |n: &str| {
+            Outcome::new(Verdict::Superseded)
+                .superseded_by(1)
+                .notes(n)
+                .recorded_notes()
+        };
+        assert_eq!(notes(""), "superseded by exp 1");
+        assert_eq!(notes("lower score"), "superseded by exp 1; lower score");
+        assert_eq!(notes("Superseded by exp 1."), "Superseded by exp 1.");
+        assert_eq!(
+            notes("superseded by exp 12"),
+            "superseded by exp 1; superseded by exp 12"
+        );
+        assert_eq!(
+            Outcome::new(Verdict::Revert).notes("x").recorded_notes(),
+            "x"
+        );
     }
 
     #[test]
