@@ -198,8 +198,12 @@ impl Setup {
 }
 
 /// factory.md's `parallel_hypotheses`, which overrides the node's count.
-pub(crate) fn configured_count(_config: &config::FactoryConfig) -> Option<usize> {
-    None // PENDING-HELPER-A
+pub(crate) fn configured_count(config: &config::FactoryConfig) -> Option<usize> {
+    config
+        .parallel
+        .as_ref()
+        .and_then(|p| p.parallel_hypotheses)
+        .map(|n| n as usize)
 }
 
 /// The branch's own plan: its one hypothesis, where its builder reads the plan.

@@ -307,12 +307,12 @@ impl Job {
 
 /// A quarantined branch's outcome.
 fn quarantined() -> Outcome {
-    Outcome::new(Verdict::Superseded) // PENDING-HELPER-A: Verdict::Quarantined
+    Outcome::new(Verdict::Quarantined)
 }
 
 /// A losing branch's outcome.
-fn superseded(_by: u32) -> Outcome {
-    Outcome::new(Verdict::Superseded) // PENDING-HELPER-A: superseded_by
+fn superseded(by: u32) -> Outcome {
+    Outcome::new(Verdict::Superseded).superseded_by(by)
 }
 
 struct Candidate {

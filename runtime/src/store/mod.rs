@@ -263,13 +263,13 @@ impl ExperimentStore {
         Ok(info)
     }
 
-    /// Whether experiment `id` was ever begun here.
     /// The id the next `begin` would allocate (read only: a preview's guess, which a
     /// concurrent begin may take first).
     pub fn next_id(&self) -> Result<u32, StoreError> {
         Ok(self.scan()?.max_id + 1)
     }
 
+    /// Whether experiment `id` was ever begun here.
     pub fn is_known(&self, id: u32) -> Result<bool, StoreError> {
         Ok(self.scan()?.known.contains(&id))
     }
