@@ -30,7 +30,8 @@ def script(n):
     tail = base[base.index("  health_checker:"):]
     plan = "".join(
         f"          ## Hypothesis {i + 1}: Raise counter {c}\n"
-        f"          Counter {c} adds to the score.\n"
+        f"          Counter {c} adds a quarter of the score; raising it raises the composite\n"
+        f"          without touching any other counter, so it can run beside the others.\n"
         f"          Files: `src/{c}.txt`\n"
         f"          Success: the score rises.\n\n"
         for i, c in enumerate(COUNTERS[:n])
