@@ -45,6 +45,8 @@ enum Command {
     /// Record an experiment's verdict and scores.
     Finalize(commands::finalize::Args),
     Pr(commands::pr::Args),
+    /// List the experiment worktrees, or clean away those no longer needed.
+    Worktrees(commands::worktrees::Args),
     /// Show past experiments: recent in full, older summarized.
     History(commands::history::Args),
     /// Score the project: hygiene, growth and project dimensions, and the composite.
@@ -102,6 +104,7 @@ fn main() -> ExitCode {
         Command::Begin(args) => commands::begin::run(args),
         Command::Finalize(args) => commands::finalize::run(args),
         Command::Pr(args) => commands::pr::run(args),
+        Command::Worktrees(args) => commands::worktrees::run(args),
         Command::History(args) => commands::history::run(args),
         Command::Eval(args) => commands::eval::run(args),
         Command::Discover(args) => commands::discover::run(args),

@@ -33,6 +33,7 @@ pub mod runners;
 pub mod runs;
 pub mod skills;
 pub mod study;
+pub mod worktrees;
 
 /// The command ran and everything is fine.
 pub const OK: u8 = 0;

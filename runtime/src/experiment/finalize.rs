@@ -264,9 +264,7 @@ fn clean_up(root: &Path, id: u32, verdict: Verdict) -> Cleanup {
     if !has_workspace {
         return Cleanup::NoWorkspace;
     }
-    // Keep leaves the branch to be merged by a human; superseded work may be what
-    // the later experiment builds on; a quarantined branch is left to look at.
-    let delete_branch = matches!(verdict, Verdict::Revert | Verdict::Error);
+    let delete_branch = worktrees::branch_goes_with(verdict);
     match worktrees::remove(root, id, delete_branch) {
         Ok(removed) => Cleanup::Done {
             removed,

@@ -9,6 +9,8 @@
 //! copies of commits outside the project.
 
 pub mod integrate;
+pub mod clean;
+pub mod inventory;
 pub mod scratch;
 
 use std::fs;
@@ -18,6 +20,7 @@ use std::path::{Path, PathBuf};
 use git2::{BranchType, ErrorCode, Oid, Repository, WorktreeAddOptions, WorktreePruneOptions};
 
 use crate::project::layout::{FactoryPaths, LayoutError, ensure_factory_dir};
+use crate::store::Verdict;
 pub use crate::store::Workspace;
 use crate::sys::files::FileLock;
 
@@ -33,10 +36,20 @@ pub fn worktree_path(project: &Path, id: u32) -> PathBuf {
         .join(format!("exp-{id:03}"))
 }
 
-/// git's own name for the worktree (its directory under `.git/worktrees/`); prefixed so
-/// it cannot collide with worktrees the user made by hand.
+/// The prefix of git's own name for an experiment's worktree (its directory under
+/// `.git/worktrees/`), so it cannot collide with worktrees the user made by hand.
+const ADMIN_PREFIX: &str = "factory-exp-";
+
 fn admin_name(id: u32) -> String {
-    format!("factory-exp-{id:03}")
+    format!("{ADMIN_PREFIX}{id:03}")
+}
+
+/// Whether a finished experiment's branch goes with its worktree: a revert's or an
+/// error's work is discarded; every other verdict leaves the branch for a human (a
+/// keep to merge, superseded work a later experiment may build on, a quarantined
+/// branch to look at).
+pub fn branch_goes_with(verdict: Verdict) -> bool {
+    matches!(verdict, Verdict::Revert | Verdict::Error)
 }
 
 /// The commit an experiment starts from.
