@@ -314,6 +314,7 @@ fn clean_without_a_terminal_or_yes_refuses_and_changes_nothing() {
     let dry = f.project.factory(&["worktrees", "clean", "--dry-run"]);
     assert!(dry.status.success(), "{}", text(&dry.stderr));
     assert!(text(&dry.stdout).contains("will remove:"));
+    assert!(text(&dry.stdout).ends_with("dry run: nothing removed\n"));
     assert_eq!(f.list(), listed);
     assert!(f.has_branch(2));
     assert_eq!(f.untouchable(), before);
@@ -390,4 +391,38 @@ fn a_path_that_is_not_a_directory_or_not_a_repository_is_an_error() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("git init"), "{}", text(&o.stderr));
+}
+
+#[test]
+fn clean_never_removes_a_directory_outside_the_projects_worktrees() {
+    let target = tempfile::tempdir().unwrap();
+    let project = Project::committed(target.path());
+    let p = project.path();
+    // git's record of a factory-named worktree that lives elsewhere (say, a project
+    // copied with its .git): not ours to delete.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let path = elsewhere.path().join("exp-020");
+    let repo = Repository::open(p).unwrap();
+    let head = repo.head().unwrap().peel_to_commit().unwrap();
+    let branch = repo.branch("factory/exp-020", &head, false).unwrap();
+    let reference = branch.into_reference();
+    let mut opts = WorktreeAddOptions::new();
+    opts.reference(Some(&reference));
+    repo.worktree("factory-exp-020", &path, Some(&opts))
+        .unwrap();
+
+    let o = project.factory(&["worktrees", "list", "--json"]);
+    let list: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(list[0]["id"], 20);
+    assert_eq!(list[0]["status"], "orphaned");
+
+    let o = project.factory(&["worktrees", "clean", "--yes"]);
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{out}");
+    assert!(
+        out.contains("not under this project's .factory/worktrees/"),
+        "{out}"
+    );
+    assert!(out.trim_end().ends_with("left 1"), "{out}");
+    assert!(path.join("Cargo.toml").is_file());
 }

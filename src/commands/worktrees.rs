@@ -83,7 +83,12 @@ fn clean(path: PathBuf, yes: bool, dry_run: bool) -> ExitCode {
         Err(e) => return report(e, USAGE),
     };
     print!("{}", clean::render_plan(&path, &plan));
-    if plan.remove.is_empty() || dry_run {
+    if plan.remove.is_empty() {
+        println!("{}", Summary::of(&plan, &[]));
+        return ExitCode::from(OK);
+    }
+    if dry_run {
+        println!("dry run: nothing removed");
         return ExitCode::from(OK);
     }
     if !yes {

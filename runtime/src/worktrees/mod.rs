@@ -8,8 +8,8 @@
 //! so an interrupted run can simply call them again. [`scratch`] writes pristine
 //! copies of commits outside the project.
 
-pub mod integrate;
 pub mod clean;
+pub mod integrate;
 pub mod inventory;
 pub mod scratch;
 
