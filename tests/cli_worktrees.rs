@@ -14,7 +14,8 @@ use support::{Project, commit_all, text};
 /// A project on `main` with, besides the user's own uncommitted work:
 /// - 1 open, one commit ahead of its base;
 /// - 2 finalized `revert` and 3 finalized `keep` whose cleanup never ran (a crash
-///   between the record and the removal), 5 finalized `error` with a file left in it;
+///   between the record and the removal), 5 finalized `error` with a file left in it,
+///   6 finalized `quarantined`;
 /// - 4 open with its directory deleted (missing);
 /// - 9 a `factory-exp-009` worktree with no experiment behind it (orphaned);
 /// - 12 a leftover `exp-012` directory git does not know;
@@ -30,7 +31,7 @@ impl Fixture {
         let target = tempfile::tempdir().unwrap();
         let project = Project::committed(target.path());
         let p = project.path();
-        for h in ["one", "two", "three", "four", "five"] {
+        for h in ["one", "two", "three", "four", "five", "six"] {
             let o = project.factory(&["begin", "--hypothesis", h]);
             assert!(o.status.success(), "{}", text(&o.stderr));
         }
@@ -38,12 +39,13 @@ impl Fixture {
         let wt1 = Repository::open(worktree(p, 1)).unwrap();
         fs::write(worktree(p, 1).join("src/lib.rs"), "// changed\n").unwrap();
         commit_all(&wt1, "work");
-        // 2, 3, 5: recorded by the store alone, so their worktrees stay.
+        // 2, 3, 5, 6: recorded by the store alone, so their worktrees stay.
         let store = ExperimentStore::with_registry(p, Some(project.home().to_path_buf()));
         for (id, verdict) in [
             (2, Verdict::Revert),
             (3, Verdict::Keep),
             (5, Verdict::Error),
+            (6, Verdict::Quarantined),
         ] {
             store.finalize(id, Outcome::new(verdict)).unwrap();
         }
@@ -131,7 +133,7 @@ fn list_shows_every_factory_worktree_with_its_status() {
     let ids: Vec<u64> = list.iter().map(|e| e["id"].as_u64().unwrap()).collect();
     assert_eq!(
         ids,
-        [1, 2, 3, 4, 5, 9, 12],
+        [1, 2, 3, 4, 5, 6, 9, 12],
         "the user's worktree is not listed"
     );
 
@@ -139,7 +141,14 @@ fn list_shows_every_factory_worktree_with_its_status() {
     assert_eq!(
         statuses,
         [
-            "open", "revert", "keep", "missing", "error", "orphaned", "orphaned"
+            "open",
+            "revert",
+            "keep",
+            "missing",
+            "error",
+            "quarantined",
+            "orphaned",
+            "orphaned",
         ]
     );
 
@@ -209,7 +218,7 @@ fn list_shows_every_factory_worktree_with_its_status() {
     assert!(out.contains("exp-005  error"), "{out}");
     assert!(out.contains("uncommitted changes"), "{out}");
     assert!(out.contains("not registered with git"), "{out}");
-    assert!(out.contains("7 worktrees, 1 open"), "{out}");
+    assert!(out.contains("8 worktrees, 1 open"), "{out}");
 }
 
 #[test]
@@ -239,7 +248,7 @@ fn clean_yes_removes_finished_and_orphaned_and_keeps_open_work_and_the_checkout(
     assert!(out.contains("uncommitted changes"), "{out}");
     assert!(
         out.trim_end()
-            .ends_with("removed 4 worktrees (1 branch deleted), left 3"),
+            .ends_with("removed 5 worktrees (1 branch deleted), left 3"),
         "{out}"
     );
 
@@ -250,6 +259,7 @@ fn clean_yes_removes_finished_and_orphaned_and_keeps_open_work_and_the_checkout(
     // Finished ones: a revert's branch goes (as finalize does), a keep's stays.
     assert!(!worktree(p, 2).exists() && !f.has_branch(2));
     assert!(!worktree(p, 3).exists() && f.has_branch(3));
+    assert!(!worktree(p, 6).exists() && f.has_branch(6));
     // Uncommitted work in a finished experiment is left, and so is its branch.
     assert_eq!(
         fs::read_to_string(worktree(p, 5).join("notes.txt")).unwrap(),
