@@ -1,0 +1,1 @@
+awk '{printf "{\"score\": %.4f}\n", 1 - $1/100}' src/cost.txt
