@@ -37,6 +37,18 @@ pub fn database_for(anchor: &Path) -> Database {
     Database::new(Arc::new(loader), Some(host::discover_roles(dir)))
 }
 
+/// Checks IR text with the graph rules, exactly as `factory check FILE.fwir` does: the
+/// outer loop validates its candidates through this, so one implementation of the rules
+/// judges hand-written and mutated graphs alike. `roles` comes from [`roles_near`].
+pub use crate::ir_check::check_ir_text;
+
+/// The roles with a prompt, as seen from `anchor` (a file or directory): what
+/// `factory check` passes to the role rule.
+pub fn roles_near(anchor: &Path) -> Option<std::collections::BTreeSet<String>> {
+    let db = database_for(anchor);
+    db.roles().names(&db).clone()
+}
+
 /// The database key of a path: the path as given, with `./` and `..` resolved lexically.
 pub fn key_of(path: &Path) -> String {
     crate::db::import_key("", &path.to_string_lossy())

@@ -16,6 +16,7 @@
 //! - [`agents`]: prompt tiers and one agent invocation — events, review, outputs.
 //! - [`exec`]: the executor — a pure machine over the IR and its tokio driver.
 //! - [`demo`]: the embedded demo project `factory demo` improves.
+//! - [`evolve`]: the outer loop's mutation operators on IR and the isomorphism-invariant hash.
 //!
 //! docs/architecture.md draws the same layers.
 
@@ -23,6 +24,7 @@ pub mod agents;
 pub mod demo;
 pub mod eval;
 pub mod events;
+pub mod evolve;
 pub mod exec;
 pub mod experiment;
 pub mod guards;

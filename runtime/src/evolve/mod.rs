@@ -1,0 +1,36 @@
+//! The outer loop's building blocks: mutation operators on a workflow's IR, and a hash
+//! that graph-isomorphic candidates share.
+//!
+//! - [`operators`]: the eight operators (`NODE_INSERT` … `KNOB_MUTATE`), each a
+//!   function `(&Ir, &mut Source) -> Option<Ir>`; `None` means "does not apply here".
+//! - [`source`]: the seeded random source an operator draws from, and the optional
+//!   [`Suggest`] hook through which an agent may propose task texts and knob values.
+//! - [`rules`]: every candidate is judged by the compiler's own IR check (the one
+//!   `factory check FILE.fwir` runs), so a mutant passes exactly the rules a
+//!   hand-written mode passes.
+//! - [`generate`]: draws candidates until enough valid, distinct ones exist, counting
+//!   per operator what was tried, produced and discarded.
+//! - [`hash`]: [`canonical_hash`], invariant under renaming node ids and reordering —
+//!   the key of a fitness cache.
+//!
+//! docs/evolve.md describes the operators and the hash for users.
+
+mod edit;
+pub mod generate;
+pub mod hash;
+pub mod operators;
+pub mod rules;
+pub mod source;
+
+mod forks;
+mod params;
+mod structure;
+
+#[cfg(test)]
+mod tests;
+
+pub use generate::{Candidate, Generated, Stats, generate};
+pub use hash::canonical_hash;
+pub use operators::Op;
+pub use rules::Rules;
+pub use source::{Source, Suggest};
