@@ -59,7 +59,12 @@ pub fn describe(ir: &Ir) -> Descriptor {
     }
     // Longest path in what is left (a DAG once reloops are gone; a stray cycle is cut
     // by the visited-on-stack check).
-    fn longest(n: usize, out: &[Vec<usize>], memo: &mut [Option<usize>], stack: &mut [bool]) -> usize {
+    fn longest(
+        n: usize,
+        out: &[Vec<usize>],
+        memo: &mut [Option<usize>],
+        stack: &mut [bool],
+    ) -> usize {
         if let Some(d) = memo[n] {
             return d;
         }

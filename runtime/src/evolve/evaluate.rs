@@ -32,7 +32,12 @@ pub struct ProjectResult {
 
 /// Runs `ir_text` on `project` with the `factory` binary at `factory`, in a scratch
 /// directory under `scratch` that is removed afterwards.
-pub fn evaluate(ir_text: &str, project: &BenchProject, factory: &Path, scratch: &Path) -> ProjectResult {
+pub fn evaluate(
+    ir_text: &str,
+    project: &BenchProject,
+    factory: &Path,
+    scratch: &Path,
+) -> ProjectResult {
     let start = Instant::now();
     let failed = |why: String| ProjectResult {
         project: project.name.clone(),
@@ -42,7 +47,10 @@ pub fn evaluate(ir_text: &str, project: &BenchProject, factory: &Path, scratch: 
         seconds: start.elapsed().as_secs_f64(),
         cycle: CycleRecord::default(),
     };
-    let dir = match tempfile::Builder::new().prefix("evolve-").tempdir_in(scratch) {
+    let dir = match tempfile::Builder::new()
+        .prefix("evolve-")
+        .tempdir_in(scratch)
+    {
         Ok(d) => d,
         Err(e) => return failed(format!("no scratch directory: {e}")),
     };
@@ -67,13 +75,19 @@ pub fn evaluate(ir_text: &str, project: &BenchProject, factory: &Path, scratch: 
     };
     match factory_cmd(&["init"]).output() {
         Ok(o) if o.status.success() => {}
-        Ok(o) => return failed(format!("factory init failed: {}", String::from_utf8_lossy(&o.stderr))),
+        Ok(o) => {
+            return failed(format!(
+                "factory init failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+            ));
+        }
         Err(e) => return failed(format!("cannot run {}: {e}", factory.display())),
     }
     let script = project.script.display().to_string();
     let ir = ir_file.display().to_string();
     let mut run = factory_cmd(&["run", &ir, "--runner", "replay", "--script", &script]);
-    run.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+    run.stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
     let outcome = match run_with_timeout(run, RUN_TIMEOUT) {
         Ok(status) => status,
         Err(e) => return failed(e),
@@ -114,7 +128,8 @@ fn prepare(project: &BenchProject, to: &Path) -> Result<(), String> {
     let tree = repo
         .find_tree(index.write_tree().map_err(|e| e.to_string())?)
         .map_err(|e| e.to_string())?;
-    let sig = git2::Signature::now("factory evolve", "evolve@factory.invalid").map_err(|e| e.to_string())?;
+    let sig = git2::Signature::now("factory evolve", "evolve@factory.invalid")
+        .map_err(|e| e.to_string())?;
     repo.commit(Some("HEAD"), &sig, &sig, "bench project", &tree, &[])
         .map_err(|e| e.to_string())?;
     Ok(())
@@ -136,12 +151,18 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 
 /// Runs `cmd`, killing it after `timeout`; its exit in words.
 fn run_with_timeout(mut cmd: Command, timeout: Duration) -> Result<String, String> {
-    let mut child = cmd.spawn().map_err(|e| format!("cannot start factory run: {e}"))?;
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start factory run: {e}"))?;
     let start = Instant::now();
     loop {
         match child.try_wait() {
             Ok(Some(status)) => {
-                return Ok(if status.success() { "completed".into() } else { format!("exited {status}") });
+                return Ok(if status.success() {
+                    "completed".into()
+                } else {
+                    format!("exited {status}")
+                });
             }
             Ok(None) if start.elapsed() > timeout => {
                 let _ = child.kill();

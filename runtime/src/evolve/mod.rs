@@ -13,7 +13,26 @@
 //! - [`hash`]: [`canonical_hash`], invariant under renaming node ids and reordering —
 //!   the key of a fitness cache.
 //!
+//!
+//! The search on top of them:
+//!
+//! - [`bench`]: a bench suite of small projects with scripted agents, and its split.
+//! - [`evaluate`]: a candidate scored by really running it on a bench project.
+//! - [`cycle`]: the CycleAnalyzer, a run's record rebuilt from `.factory/` alone.
+//! - [`archive`]: the MAP-Elites grid (depth, fork degree, agents, gates, knobs).
+//! - [`search`]: generations of tournament selection, weighted operators, a fitness
+//!   cache by canonical hash, stopping rules, resumable state in `.factory/evolve/`.
+//!
 //! docs/evolve.md describes the operators and the hash for users.
+
+pub mod archive;
+pub mod bench;
+pub mod cycle;
+mod error;
+pub mod evaluate;
+pub mod search;
+
+pub use error::EvolveError;
 
 mod edit;
 pub mod generate;

@@ -110,10 +110,19 @@ pub fn knob_mutate(ir: &Ir, src: &mut Source) -> Option<Ir> {
             _ => return None,
         },
     };
+    Some(with_knob(ir, index, value, max))
+}
+
+/// `ir` with knob `index` at `value` (and its upper bound at `max`), every bound taken
+/// from it (a reloop's `max`, a parallel's `count`) following.
+pub fn with_knob(ir: &Ir, index: usize, value: Literal, max: Option<Literal>) -> Ir {
     let mut out = ir.clone();
+    let Some(knob) = out.knobs.get_mut(index) else {
+        return out;
+    };
     let name = knob.name.clone();
-    out.knobs[index].default = value.clone();
-    out.knobs[index].max = max;
+    knob.default = value.clone();
+    knob.max = max;
     if let Literal::Int(n) = value {
         let bound = u32::try_from(n).ok();
         for e in out.edges.iter_mut() {
@@ -127,7 +136,26 @@ pub fn knob_mutate(ir: &Ir, src: &mut Source) -> Option<Ir> {
             }
         }
     }
-    Some(finish(out))
+    finish(out)
+}
+
+/// Every int knob of `ir` one step up and one step down, within its bounds: the knob
+/// neighbourhood the search sweeps around its best candidate.
+pub fn knob_neighbours(ir: &Ir) -> Vec<Ir> {
+    let mut out = Vec::new();
+    for (i, knob) in ir.knobs.iter().enumerate() {
+        let (KnobType::Int, Literal::Int(cur)) = (&knob.ty, &knob.default) else {
+            continue;
+        };
+        let lo = knob.min.as_ref().and_then(Literal::as_f64);
+        let hi = knob.max.as_ref().and_then(Literal::as_f64);
+        for next in [cur - 1, cur + 1] {
+            if lo.is_none_or(|lo| next as f64 >= lo) && hi.is_none_or(|hi| next as f64 <= hi) {
+                out.push(with_knob(ir, i, Literal::Int(next), knob.max.clone()));
+            }
+        }
+    }
+    out
 }
 
 /// An int knob one step up or down, within its bounds; past the upper bound only when

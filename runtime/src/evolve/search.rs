@@ -1,5 +1,7 @@
 //! The search (`factory evolve MODE --bench DIR`): MAP-Elites over workflow graphs.
-//! Each generation picks parents from the archive by tournament, mutates each with an
+//! Each generation first sweeps the int knobs of the best candidate one step each way
+//! (a bound such as `qa_loops` is often the lever, and one random draw in thirty-two
+//! would find it), then picks parents from the archive by tournament, mutates each with an
 //! operator drawn by weight (operators whose children entered the archive gain
 //! weight), scores every new candidate by really running it on the suite's training
 //! projects (in parallel, up to `jobs`), and files it in the archive. A candidate whose
@@ -23,6 +25,10 @@ use super::bench::{BenchProject, Suite};
 use super::evaluate::{ProjectResult, evaluate};
 use super::{EvolveError, Op, Rules, Source, canonical_hash, generate};
 use crate::sys::files::atomic_write;
+
+/// What the knob sweep's children are credited to (it is not a drawn operator, so it
+/// takes no part in the operators' weights).
+pub const KNOB_SWEEP: &str = "KNOB_SWEEP";
 
 /// How a search runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -90,16 +96,24 @@ impl Store {
         self.dir.join(name)
     }
     pub fn candidate_path(&self, hash: &str) -> PathBuf {
-        self.dir.join("candidates").join(format!("{}.fwir", short(hash)))
+        self.dir
+            .join("candidates")
+            .join(format!("{}.fwir", short(hash)))
     }
     fn load<T: for<'de> Deserialize<'de>>(&self, name: &str) -> Result<Option<T>, EvolveError> {
         let path = self.path(name);
         match std::fs::read(&path) {
             Ok(bytes) => serde_json::from_slice(&bytes)
                 .map(Some)
-                .map_err(|e| EvolveError::State { path, why: e.to_string() }),
+                .map_err(|e| EvolveError::State {
+                    path,
+                    why: e.to_string(),
+                }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(EvolveError::State { path, why: e.to_string() }),
+            Err(e) => Err(EvolveError::State {
+                path,
+                why: e.to_string(),
+            }),
         }
     }
     fn save<T: Serialize>(&self, name: &str, value: &T) -> Result<(), EvolveError> {
@@ -112,7 +126,10 @@ impl Store {
             path: self.dir.clone(),
             why: e.to_string(),
         })?;
-        atomic_write(&path, &json).map_err(|e| EvolveError::State { path, why: e.to_string() })
+        atomic_write(&path, &json).map_err(|e| EvolveError::State {
+            path,
+            why: e.to_string(),
+        })
     }
     pub fn state(&self) -> Result<Option<State>, EvolveError> {
         self.load("search.json")
@@ -134,8 +151,10 @@ impl Store {
         let path = self.path("generations.jsonl");
         let mut line = serde_json::to_string(g).unwrap_or_default();
         line.push('\n');
-        crate::sys::files::append(&path, line.as_bytes())
-            .map_err(|e| EvolveError::State { path, why: e.to_string() })
+        crate::sys::files::append(&path, line.as_bytes()).map_err(|e| EvolveError::State {
+            path,
+            why: e.to_string(),
+        })
     }
     /// The IR of a candidate kept under its hash.
     pub fn candidate(&self, hash: &str) -> Result<Ir, EvolveError> {
@@ -146,7 +165,10 @@ impl Store {
         })?;
         parse_text(&text)
             .map(|(ir, _)| ir)
-            .map_err(|e| EvolveError::State { path, why: format!("{e:?}") })
+            .map_err(|e| EvolveError::State {
+                path,
+                why: format!("{e:?}"),
+            })
     }
     fn keep_candidate(&self, hash: &str, ir: &Ir) -> Result<(), EvolveError> {
         let path = self.candidate_path(hash);
@@ -156,8 +178,10 @@ impl Store {
                 why: e.to_string(),
             })?;
         }
-        atomic_write(&path, to_text(ir).as_bytes())
-            .map_err(|e| EvolveError::State { path, why: e.to_string() })
+        atomic_write(&path, to_text(ir).as_bytes()).map_err(|e| EvolveError::State {
+            path,
+            why: e.to_string(),
+        })
     }
 }
 
@@ -195,7 +219,11 @@ pub fn run(
     let store = Store::new(project);
     let seed_hash = canonical_hash(seed);
     let mut state = match store.state()? {
-        Some(s) if s.settings == *settings && s.seed_hash == seed_hash && s.suite == suite.signature() => {
+        Some(s)
+            if s.settings == *settings
+                && s.seed_hash == seed_hash
+                && s.suite == suite.signature() =>
+        {
             say(&format!("resuming at generation {}", s.next_generation));
             s
         }
@@ -228,7 +256,15 @@ pub fn run(
     let mut hits = 0usize;
     if state.next_generation == 0 {
         store.keep_candidate(&seed_hash, seed)?;
-        let results = score_all(&[(seed_hash.clone(), seed.clone())], &train, &cache, jobs, factory, &scratch, say);
+        let results = score_all(
+            &[(seed_hash.clone(), seed.clone())],
+            &train,
+            &cache,
+            jobs,
+            factory,
+            &scratch,
+            say,
+        );
         evaluated += results.len();
         merge(&mut cache, results);
         let elite = Elite {
@@ -247,12 +283,26 @@ pub fn run(
     while state.stopped.is_none() && state.next_generation <= settings.generations {
         let generation = state.next_generation;
         let gen_start = Instant::now();
-        let mut src = Source::new(settings.seed ^ generation as u64 * 0x9E37_79B9_7F4A_7C15);
+        let mut src =
+            Source::new(settings.seed ^ u64::from(generation).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let before = archive.best().map(|e| e.fitness).unwrap_or(f64::MIN);
-        // Children: a tournament parent each, an operator by weight.
-        let mut children: Vec<(String, Ir, Op, String)> = Vec::new();
+        // First the knob neighbourhood of the best so far (cheap, and where a bound is
+        // the lever a single random draw finds rarely), then the children: a
+        // tournament parent each, an operator by weight.
+        let mut children: Vec<(String, Ir, Option<Op>, String)> = Vec::new();
+        if let Some(best) = archive.best().cloned() {
+            let best_ir = store.candidate(&best.hash)?;
+            for ir in super::params::knob_neighbours(&best_ir) {
+                let hash = canonical_hash(&ir);
+                if rules.accepts(&ir) && !children.iter().any(|(h, ..)| *h == hash) {
+                    children.push((hash, ir, None, best.hash.clone()));
+                }
+            }
+        }
         for _ in 0..settings.population {
-            let Some(parent) = tournament(&archive, &mut src) else { break };
+            let Some(parent) = tournament(&archive, &mut src) else {
+                break;
+            };
             let parent_ir = store.candidate(&parent.hash)?;
             let op = weighted(&state.weights, &mut src);
             let made = generate(&parent_ir, &[op], 1, &rules, &mut src);
@@ -262,7 +312,7 @@ pub fn run(
             if let Some(c) = made.candidates.into_iter().next()
                 && !children.iter().any(|(h, ..)| *h == c.hash)
             {
-                children.push((c.hash, c.ir, op, parent.hash.clone()));
+                children.push((c.hash, c.ir, Some(op), parent.hash.clone()));
             }
         }
         let fresh: Vec<(String, Ir)> = children
@@ -284,10 +334,12 @@ pub fn run(
                 fitness: fitness(&cache, hash, &train),
                 descriptor: describe(ir),
                 generation,
-                op: Some(op.to_string()),
+                op: Some(op.map_or_else(|| KNOB_SWEEP.to_string(), |o| o.to_string())),
                 parent: Some(parent.clone()),
             };
-            if archive.insert(elite) {
+            if archive.insert(elite)
+                && let Some(op) = op
+            {
                 *state.weights.entry(op.to_string()).or_insert(1.0) += 1.0;
             }
         }
@@ -302,7 +354,11 @@ pub fn run(
         store.append_generation(&g)?;
         state.next_generation += 1;
         let after = archive.best().map(|e| e.fitness).unwrap_or(f64::MIN);
-        state.stopped = stop_reason(&store, settings, &archive, after > before, started);
+        state.stopped = if state.next_generation > settings.generations {
+            Some(format!("{} generations", settings.generations))
+        } else {
+            stop_reason(&store, settings, &archive, after > before, started)
+        };
         save(&store, &state, &archive, &cache)?;
     }
     if state.stopped.is_none() {
@@ -359,12 +415,22 @@ fn save(store: &Store, state: &State, archive: &Archive, cache: &Cache) -> Resul
     store.save("search.json", state)
 }
 
-fn stats(generation: u32, archive: &Archive, evaluated: usize, hits: usize, start: Instant) -> GenerationStats {
+fn stats(
+    generation: u32,
+    archive: &Archive,
+    evaluated: usize,
+    hits: usize,
+    start: Instant,
+) -> GenerationStats {
     let fits: Vec<f64> = archive.cells.values().map(|e| e.fitness).collect();
     GenerationStats {
         generation,
         best: archive.best().map_or(0.0, |e| e.fitness),
-        mean: if fits.is_empty() { 0.0 } else { fits.iter().sum::<f64>() / fits.len() as f64 },
+        mean: if fits.is_empty() {
+            0.0
+        } else {
+            fits.iter().sum::<f64>() / fits.len() as f64
+        },
         cells: archive.cells.len(),
         evaluated,
         cache_hits: hits,
@@ -373,7 +439,13 @@ fn stats(generation: u32, archive: &Archive, evaluated: usize, hits: usize, star
 }
 
 /// Why the search stops after this generation, if it does.
-fn stop_reason(store: &Store, settings: &Settings, archive: &Archive, improved: bool, started: Instant) -> Option<String> {
+fn stop_reason(
+    store: &Store,
+    settings: &Settings,
+    archive: &Archive,
+    improved: bool,
+    started: Instant,
+) -> Option<String> {
     if let Some(m) = settings.max_minutes
         && started.elapsed().as_secs_f64() > m * 60.0
     {
@@ -384,7 +456,9 @@ fn stop_reason(store: &Store, settings: &Settings, archive: &Archive, improved: 
     if !improved && plateau > 0 && history.len() > plateau {
         let recent = &history[history.len() - plateau - 1..];
         if recent.windows(2).all(|w| w[1].best <= w[0].best) {
-            return Some(format!("plateau: no better candidate in {plateau} generations"));
+            return Some(format!(
+                "plateau: no better candidate in {plateau} generations"
+            ));
         }
     }
     if history.len() >= 3 && archive.cells.len() <= 1 {
@@ -408,7 +482,10 @@ fn tournament(archive: &Archive, src: &mut Source) -> Option<Elite> {
 
 /// An operator drawn in proportion to its weight.
 fn weighted(weights: &BTreeMap<String, f64>, src: &mut Source) -> Op {
-    let total: f64 = Op::ALL.iter().map(|op| weights.get(&op.to_string()).copied().unwrap_or(1.0)).sum();
+    let total: f64 = Op::ALL
+        .iter()
+        .map(|op| weights.get(&op.to_string()).copied().unwrap_or(1.0))
+        .sum();
     // A whole-number draw keeps the sequence exact across platforms.
     let mut pick = src.below(((total * 1000.0) as usize).max(1)) as f64 / 1000.0;
     for op in Op::ALL {
@@ -431,7 +508,8 @@ pub fn fitness(cache: &Cache, hash: &str, projects: &[&BenchProject]) -> f64 {
         .iter()
         .map(|p| results.and_then(|r| r.get(&p.name)).map_or(0.0, |r| r.gain))
         .sum();
-    ((sum / projects.len() as f64) * 1e6).round() / 1e6
+    // `+ 0.0` turns a -0.0 into 0.0, so reports never show "-0.0000".
+    ((sum / projects.len() as f64) * 1e6).round() / 1e6 + 0.0
 }
 
 fn merge(cache: &mut Cache, results: Vec<(String, ProjectResult)>) {
@@ -465,19 +543,25 @@ fn score_all(
     let done: Mutex<Vec<(usize, String, ProjectResult)>> = Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for _ in 0..jobs.max(1) {
-            s.spawn(|| loop {
-                let next = queue.lock().unwrap_or_else(|p| p.into_inner()).pop();
-                let Some((i, (hash, text, project))) = next else { break };
-                let r = evaluate(&text, project, factory, scratch);
-                say(&format!(
-                    "  {} on {}: {} (gain {:.4}, {:.1}s)",
-                    short(&hash),
-                    project.name,
-                    r.verdict.as_deref().unwrap_or(&r.outcome),
-                    r.gain,
-                    r.seconds
-                ));
-                done.lock().unwrap_or_else(|p| p.into_inner()).push((i, hash, r));
+            s.spawn(|| {
+                loop {
+                    let next = queue.lock().unwrap_or_else(|p| p.into_inner()).pop();
+                    let Some((i, (hash, text, project))) = next else {
+                        break;
+                    };
+                    let r = evaluate(&text, project, factory, scratch);
+                    say(&format!(
+                        "  {} on {}: {} (gain {:.4}, {:.1}s)",
+                        short(&hash),
+                        project.name,
+                        r.verdict.as_deref().unwrap_or(&r.outcome),
+                        r.gain,
+                        r.seconds
+                    ));
+                    done.lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push((i, hash, r));
+                }
             });
         }
     });

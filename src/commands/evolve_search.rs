@@ -1,0 +1,121 @@
+//! `factory evolve MODE --bench DIR`: the outer loop's search (runtime/src/evolve/search.rs).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use factory_compiler::driver;
+use factory_runtime::evolve::bench::Suite;
+use factory_runtime::evolve::search::{self, Settings, short};
+
+use super::{FAILED, OK, USAGE, report};
+
+/// The search's arguments.
+#[derive(clap::Args, Debug)]
+pub struct SearchArgs {
+    /// The mode to start from (a built-in mode, a .fwf or a .fwir file).
+    pub mode: Option<String>,
+    /// The bench suite: a directory of projects, each with project/ and replay.yaml.
+    #[arg(long, value_name = "DIR")]
+    pub bench: Option<PathBuf>,
+    /// The project whose .factory/evolve/ keeps the search.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub project: PathBuf,
+    /// Generations to run.
+    #[arg(long, default_value_t = 5)]
+    pub generations: u32,
+    /// Children per generation.
+    #[arg(long, default_value_t = 8)]
+    pub population: usize,
+    /// The random seed: the same seed gives the same archive.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Candidate runs at the same time.
+    #[arg(long, default_value_t = 2)]
+    pub jobs: usize,
+    /// Stop after this many generations without a better candidate.
+    #[arg(long, default_value_t = 5)]
+    pub plateau: u32,
+    /// Stop after this many minutes.
+    #[arg(long, value_name = "MINUTES")]
+    pub max_minutes: Option<f64>,
+}
+
+pub fn run(args: SearchArgs) -> ExitCode {
+    let (Some(mode), Some(bench)) = (args.mode.as_deref(), args.bench.as_deref()) else {
+        return report(
+            miette::miette!(
+                help = "for example: factory evolve improve --bench tests/bench-suite --generations 5 --seed 1",
+                "name the mode to evolve and the bench suite to score it on"
+            ),
+            USAGE,
+        );
+    };
+    if let Err(code) =
+        super::require_dir(&args.project, "factory evolve MODE --bench DIR --project .")
+    {
+        return code;
+    }
+    let suite = match Suite::load(bench) {
+        Ok(s) => s,
+        Err(e) => return report(e, USAGE),
+    };
+    let project = std::path::absolute(&args.project).unwrap_or(args.project.clone());
+    let seed = match driver::compile(mode, &project, None) {
+        Ok(c) => c.ir,
+        Err(e) => return report(miette::miette!("{mode} does not compile: {e:?}"), USAGE),
+    };
+    let Ok(factory) = std::env::current_exe() else {
+        return report(
+            miette::miette!("cannot find the factory binary to run candidates with"),
+            USAGE,
+        );
+    };
+    let settings = Settings {
+        mode: mode.to_string(),
+        seed: args.seed,
+        generations: args.generations,
+        population: args.population,
+        plateau: args.plateau,
+        max_minutes: args.max_minutes,
+    };
+    eprintln!(
+        "evolving {mode} on {} ({} training, {} held-out projects), seed {}",
+        bench.display(),
+        suite.train().len(),
+        suite.holdout().len(),
+        args.seed
+    );
+    let say = |line: &str| eprintln!("{line}");
+    let outcome = match search::run(
+        &project, &seed, &suite, &settings, args.jobs, &factory, &say,
+    ) {
+        Ok(o) => o,
+        Err(e) => return report(e, USAGE),
+    };
+    println!("stopped: {}", outcome.stopped);
+    println!(
+        "evaluated {} candidates ({} more from the cache); {} cells in the archive",
+        outcome.evaluated, outcome.cache_hits, outcome.cells
+    );
+    println!(
+        "seed {}: {:.4}",
+        short(&outcome.seed.hash),
+        outcome.seed.fitness
+    );
+    println!(
+        "best {}: {:.4} (generation {}, {})",
+        short(&outcome.best.hash),
+        outcome.best.fitness,
+        outcome.best.generation,
+        outcome.best.op.as_deref().unwrap_or("the seed")
+    );
+    match (outcome.holdout_seed, outcome.holdout_best) {
+        (Some(s), Some(b)) => println!("held out: seed {s:.4}, best {b:.4}"),
+        _ => println!("held out: no held-out projects; generalization is unchecked"),
+    }
+    if outcome.overfit {
+        println!("FLAGGED: the best wins only on the training projects; it is not to be promoted");
+        return ExitCode::from(FAILED);
+    }
+    ExitCode::from(OK)
+}
