@@ -43,7 +43,7 @@ impl Suite {
             let name = entry.file_name().to_string_lossy().into_owned();
             let files = path.join("project");
             let script = path.join("replay.yaml");
-            for (needed, what) in [(&files, "a project/ directory"), (&script, "a replay.yaml")] {
+            for (needed, what) in [(&files, "project/ directory"), (&script, "replay.yaml")] {
                 if !needed.exists() {
                     return Err(EvolveError::BadProject {
                         dir: path.clone(),
