@@ -285,6 +285,10 @@ pub fn compile(
 /// summary), read without checking it.
 pub fn describe_mode(key: &str) -> Option<String> {
     let text = FsLoader::default().load(key)?;
+    if key.ends_with(".fwir") {
+        let (ir, _) = crate::ir::parse_text(&text).ok()?;
+        return Some(ir.workflow.description);
+    }
     let ast = crate::syntax::parse(&text).ast;
     let doc = &ast.decls.first()?.doc;
     Some(doc.split("\n\n").next()?.replace('\n', " "))

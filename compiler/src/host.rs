@@ -73,8 +73,11 @@ pub fn find_stdlib(start: &Path) -> Option<PathBuf> {
 pub enum ModeSource {
     /// Embedded in the binary.
     BuiltIn,
-    /// The project's `.factory/workflows/<name>.fwf`.
+    /// The project's `.factory/workflows/<name>.fwf` (or a promoted `<name>.fwir`).
     Project(PathBuf),
+    /// A candidate of the outer loop, registered for a while as
+    /// `.factory/evolve/modes/evolve-gen<N>-<id>.fwir`.
+    Evolved(PathBuf),
 }
 
 /// A mode available in a project.
@@ -92,20 +95,39 @@ pub struct Mode {
 /// built-in modes they do not override; sorted by name.
 pub fn modes(project: &Path) -> Vec<Mode> {
     let mut out: Vec<Mode> = Vec::new();
-    let dir = project.join(".factory").join("workflows");
-    if let Ok(entries) = std::fs::read_dir(&dir) {
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.extension().is_some_and(|e| e == "fwf")
-                && let Some(name) = path.file_stem().and_then(|s| s.to_str())
-            {
-                out.push(Mode {
-                    name: name.to_string(),
-                    key: path.to_string_lossy().into_owned(),
-                    overrides: crate::builtin::workflow(name).is_some(),
-                    source: ModeSource::Project(path.clone()),
-                });
+    let factory = project.join(".factory");
+    // A project's `.fwf` first, so it wins over a promoted `.fwir` of the same name.
+    for (dir, ext, evolved) in [
+        (factory.join("workflows"), "fwf", false),
+        (factory.join("workflows"), "fwir", false),
+        (factory.join("evolve").join("modes"), "fwir", true),
+    ] {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut found: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == ext))
+            .collect();
+        found.sort();
+        for path in found {
+            let Some(name) = path.file_stem().and_then(|s| s.to_str()) else {
+                continue;
+            };
+            if out.iter().any(|m| m.name == name) {
+                continue;
             }
+            out.push(Mode {
+                name: name.to_string(),
+                key: path.to_string_lossy().into_owned(),
+                overrides: crate::builtin::workflow(name).is_some(),
+                source: if evolved {
+                    ModeSource::Evolved(path.clone())
+                } else {
+                    ModeSource::Project(path.clone())
+                },
+            });
         }
     }
     for (name, _) in crate::builtin::workflows() {

@@ -120,9 +120,13 @@ pub fn generate(workflows: Option<&Path>, project: &Path) -> Result<Vec<Generate
             .collect(),
         None => host::modes(project)
             .into_iter()
-            .map(|m| match m.source {
-                host::ModeSource::Project(path) => (path.to_string_lossy().into_owned(), false),
-                host::ModeSource::BuiltIn => (m.name, false),
+            .filter_map(|m| match m.source {
+                host::ModeSource::Project(path) => {
+                    Some((path.to_string_lossy().into_owned(), false))
+                }
+                host::ModeSource::BuiltIn => Some((m.name, false)),
+                // A search's candidates come and go; only promoted modes get a skill.
+                host::ModeSource::Evolved(_) => None,
             })
             .collect(),
     };

@@ -9,6 +9,74 @@ use factory_runtime::evolve::search::{self, Settings, short};
 
 use super::{FAILED, OK, USAGE, report};
 
+/// `factory evolve`: the search, or one of its subcommands.
+#[derive(clap::Args, Debug)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    after_help = "\
+Scores candidate modes by really running them (`factory run`) on each project of a bench
+suite with its scripted agents; docs/evolve.md explains the search, its state in
+.factory/evolve/ and how to promote a candidate.
+
+Examples:
+  factory evolve improve --bench tests/bench-suite --generations 5 --seed 1
+  factory evolve report
+  factory evolve promote evolve-gen1-ec99e09a --as improve-4loops"
+)]
+pub struct EvolveArgs {
+    #[command(subcommand)]
+    pub command: Option<EvolveCommand>,
+    #[command(flatten)]
+    pub search: SearchArgs,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum EvolveCommand {
+    /// Make a registered candidate a mode of the project, if it is unchanged.
+    Promote(PromoteArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct PromoteArgs {
+    /// The candidate (`evolve-gen<N>-<id>`, as `factory modes` lists it).
+    pub candidate: String,
+    /// The name of the new mode.
+    #[arg(long = "as", value_name = "MODE")]
+    pub as_name: String,
+    /// The project.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub project: PathBuf,
+}
+
+pub fn dispatch(args: EvolveArgs) -> ExitCode {
+    match args.command {
+        Some(EvolveCommand::Promote(p)) => promote(p),
+        None => run(args.search),
+    }
+}
+
+fn promote(args: PromoteArgs) -> ExitCode {
+    if let Err(code) = super::require_dir(
+        &args.project,
+        "factory evolve promote NAME --as MODE --project .",
+    ) {
+        return code;
+    }
+    match factory_runtime::evolve::modes::promote(&args.project, &args.candidate, &args.as_name) {
+        Ok(path) => {
+            println!(
+                "promoted {} to the mode `{}`: {} (run it with `factory run {}`)",
+                args.candidate,
+                args.as_name,
+                path.display(),
+                args.as_name
+            );
+            ExitCode::from(OK)
+        }
+        Err(e) => report(e, FAILED),
+    }
+}
+
 /// The search's arguments.
 #[derive(clap::Args, Debug)]
 pub struct SearchArgs {
@@ -112,6 +180,11 @@ pub fn run(args: SearchArgs) -> ExitCode {
     match (outcome.holdout_seed, outcome.holdout_best) {
         (Some(s), Some(b)) => println!("held out: seed {s:.4}, best {b:.4}"),
         _ => println!("held out: no held-out projects; generalization is unchecked"),
+    }
+    for name in &outcome.registered {
+        println!(
+            "registered the mode {name} (`factory run {name}`; `factory evolve promote {name} --as NAME` keeps it)"
+        );
     }
     if outcome.overfit {
         println!("FLAGGED: the best wins only on the training projects; it is not to be promoted");

@@ -36,6 +36,10 @@ pub fn run(args: Args) -> ExitCode {
                 format!("{} (overrides the built-in mode)", path.display())
             }
             ModeSource::Project(path) => path.display().to_string(),
+            ModeSource::Evolved(path) => format!(
+                "{} (a candidate of `factory evolve`; `factory evolve promote` keeps it)",
+                path.display()
+            ),
         };
         let description = factory_compiler::driver::describe_mode(&m.key).unwrap_or_default();
         println!("{:width$}  {from}", m.name);

@@ -30,6 +30,7 @@ pub mod bench;
 pub mod cycle;
 mod error;
 pub mod evaluate;
+pub mod modes;
 pub mod search;
 
 pub use error::EvolveError;

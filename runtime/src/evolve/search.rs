@@ -204,7 +204,12 @@ pub struct Outcome {
     pub holdout_best: Option<f64>,
     /// The best won on training but not on the held-out projects: not to be promoted.
     pub overfit: bool,
+    /// The candidates registered as ephemeral modes (better than the seed, best first).
+    pub registered: Vec<String>,
 }
+
+/// How many candidates a search registers as modes at most.
+pub const REGISTER_AT_MOST: usize = 5;
 
 /// Runs (or resumes) a search from `seed` on `suite`; progress lines go to `say`.
 pub fn run(
@@ -396,6 +401,20 @@ pub fn run(
         _ => false,
     };
     let _ = std::fs::remove_dir_all(&scratch);
+    let mut better: Vec<&Elite> = archive
+        .elites()
+        .into_iter()
+        .filter(|e| e.fitness > seed_elite.fitness)
+        .collect();
+    better.sort_by(|a, b| b.fitness.total_cmp(&a.fitness).then(a.hash.cmp(&b.hash)));
+    let mut registered = Vec::new();
+    for e in better.into_iter().take(REGISTER_AT_MOST) {
+        registered.push(super::modes::register(
+            project,
+            e,
+            &store.candidate(&e.hash)?,
+        )?);
+    }
     Ok(Outcome {
         seed: seed_elite,
         best,
@@ -406,6 +425,7 @@ pub fn run(
         holdout_seed,
         holdout_best,
         overfit,
+        registered,
     })
 }
 
