@@ -14,7 +14,6 @@
 //! - [`hash`]: [`canonical_hash`], invariant under renaming node ids and reordering —
 //!   the key of a fitness cache.
 //!
-//!
 //! The search on top of them:
 //!
 //! - [`bench`]: a bench suite of small projects with scripted agents, and its split.
