@@ -188,3 +188,18 @@ fn no_candidate_exits_1_and_writes_nothing() {
         .stderr(predicate::str::contains("no valid candidate"));
     assert!(!dir.path().join("p.fwir").exists());
 }
+
+#[test]
+fn evolve_without_a_subcommand_is_the_search_and_a_mode_name_is_not_taken_for_one() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [&["evolve"][..], &["evolve", "improve"][..]] {
+        factory(dir.path())
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(
+                "name the mode to evolve and the bench suite",
+            ))
+            .stderr(predicate::str::contains("unrecognized subcommand").not());
+    }
+}
