@@ -45,8 +45,9 @@ enum Command {
     /// Record an experiment's verdict and scores.
     Finalize(commands::finalize::Args),
     Pr(commands::pr::Args),
-    /// Evolve a mode: search over its graph on a bench suite of projects.
-    Evolve(commands::evolve_search::EvolveArgs),
+    /// Evolve a mode: search over its graph on a bench suite (`factory evolve MODE
+    /// --bench DIR`), or mutate a workflow's IR (`factory evolve mutate FILE`).
+    Evolve(commands::evolve::Args),
     /// List the experiment worktrees, or clean away those no longer needed.
     Worktrees(commands::worktrees::Args),
     /// Show past experiments: recent in full, older summarized.
@@ -106,7 +107,7 @@ fn main() -> ExitCode {
         Command::Begin(args) => commands::begin::run(args),
         Command::Finalize(args) => commands::finalize::run(args),
         Command::Pr(args) => commands::pr::run(args),
-        Command::Evolve(args) => commands::evolve_search::dispatch(args),
+        Command::Evolve(args) => commands::evolve::run(args),
         Command::Worktrees(args) => commands::worktrees::run(args),
         Command::History(args) => commands::history::run(args),
         Command::Eval(args) => commands::eval::run(args),

@@ -15,8 +15,8 @@
 //! - [`runners`]: the runner trait and the `exec` and `replay` runners (async).
 //! - [`agents`]: prompt tiers and one agent invocation — events, review, outputs.
 //! - [`exec`]: the executor — a pure machine over the IR and its tokio driver.
-//! - [`demo`]: the embedded demo project `factory demo` improves.
 //! - [`evolve`]: the outer loop's mutation operators on IR and the isomorphism-invariant hash.
+//! - [`demo`]: the embedded demo project `factory demo` improves.
 //!
 //! docs/architecture.md draws the same layers.
 

@@ -9,33 +9,6 @@ use factory_runtime::evolve::search::{self, Settings, short};
 
 use super::{FAILED, OK, USAGE, report};
 
-/// `factory evolve`: the search, or one of its subcommands.
-#[derive(clap::Args, Debug)]
-#[command(
-    args_conflicts_with_subcommands = true,
-    after_help = "\
-Scores candidate modes by really running them (`factory run`) on each project of a bench
-suite with its scripted agents; docs/evolve.md explains the search, its state in
-.factory/evolve/ and how to promote a candidate.
-
-Examples:
-  factory evolve improve --bench tests/bench-suite --generations 5 --seed 1
-  factory evolve report
-  factory evolve promote evolve-gen1-ec99e09a --as improve-4loops"
-)]
-pub struct EvolveArgs {
-    #[command(subcommand)]
-    pub command: Option<EvolveCommand>,
-    #[command(flatten)]
-    pub search: SearchArgs,
-}
-
-#[derive(clap::Subcommand, Debug)]
-pub enum EvolveCommand {
-    /// Make a registered candidate a mode of the project, if it is unchanged.
-    Promote(PromoteArgs),
-}
-
 #[derive(clap::Args, Debug)]
 pub struct PromoteArgs {
     /// The candidate (`evolve-gen<N>-<id>`, as `factory modes` lists it).
@@ -48,14 +21,8 @@ pub struct PromoteArgs {
     pub project: PathBuf,
 }
 
-pub fn dispatch(args: EvolveArgs) -> ExitCode {
-    match args.command {
-        Some(EvolveCommand::Promote(p)) => promote(p),
-        None => run(args.search),
-    }
-}
-
-fn promote(args: PromoteArgs) -> ExitCode {
+/// `factory evolve promote CANDIDATE --as MODE`.
+pub fn promote(args: PromoteArgs) -> ExitCode {
     if let Err(code) = super::require_dir(
         &args.project,
         "factory evolve promote NAME --as MODE --project .",

@@ -20,6 +20,7 @@ pub mod detect;
 pub mod discover;
 pub mod doctor;
 pub mod eval;
+pub mod evolve;
 pub mod evolve_search;
 pub mod finalize;
 pub mod graph;

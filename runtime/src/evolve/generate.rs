@@ -24,7 +24,8 @@ pub struct Stats {
     pub tried: usize,
     /// Valid and new: kept as a candidate.
     pub produced: usize,
-    /// Rejected by the compiler's graph rules.
+    /// Rejected by the compiler's graph rules: an error, or a warning the parent did
+    /// not have.
     pub discarded_invalid: usize,
     /// Valid, but isomorphic to the parent or to an earlier candidate.
     pub duplicates: usize,
@@ -48,7 +49,7 @@ pub struct Generated {
     pub stats: BTreeMap<Op, Stats>,
 }
 
-/// Up to `count` valid candidates from `parent`, each made by one operator drawn
+/// Up to `count` valid candidates from `parent` (valid: see [`Rules::accepts`]), each made by one operator drawn
 /// uniformly from `ops`; no two share a [`canonical_hash`] and none shares the
 /// parent's. Stops after [`TRIES_PER_CANDIDATE`] × `count` tries. The same parent, ops,
 /// count and seed give the same candidates.
@@ -66,6 +67,7 @@ pub fn generate(
     if ops.is_empty() {
         return out;
     }
+    let baseline = rules.warnings(parent);
     let mut seen = BTreeSet::from([canonical_hash(parent)]);
     let mut tries = 0;
     while out.candidates.len() < count && tries < count.saturating_mul(TRIES_PER_CANDIDATE) {
@@ -77,7 +79,7 @@ pub fn generate(
             stats.not_applicable += 1;
             continue;
         };
-        if !rules.accepts(&ir) {
+        if !rules.accepts(&ir, &baseline) {
             stats.discarded_invalid += 1;
             continue;
         }

@@ -26,6 +26,14 @@ use sha2::{Digest, Sha256};
 
 type Colour = [u8; 32];
 
+/// A node's neighbourhood in one round: (edge label, colour) of its outgoing edges and
+/// of its incoming ones.
+#[derive(Default)]
+struct Around {
+    out: Vec<Vec<u8>>,
+    inc: Vec<Vec<u8>>,
+}
+
 fn digest(parts: &[&[u8]]) -> Colour {
     let mut h = Sha256::new();
     for p in parts {
@@ -61,20 +69,23 @@ pub fn canonical_hash(ir: &Ir) -> String {
     let distinct = |c: &BTreeMap<&str, Colour>| c.values().collect::<BTreeSet<_>>().len();
     let mut classes = distinct(&colour);
     for _ in 0..ir.nodes.len() {
-        let mut around: BTreeMap<&str, (Vec<Vec<u8>>, Vec<Vec<u8>>)> = BTreeMap::new();
+        let mut around: BTreeMap<&str, Around> = BTreeMap::new();
         for (e, label) in ir.edges.iter().zip(&labels) {
             let of = |id: &str| colour.get(id).copied().unwrap_or(unknown);
             let mut out = label.as_bytes().to_vec();
             out.extend_from_slice(&of(&e.to));
-            around.entry(&e.from).or_default().0.push(out);
+            around.entry(&e.from).or_default().out.push(out);
             let mut inc = label.as_bytes().to_vec();
             inc.extend_from_slice(&of(&e.from));
-            around.entry(&e.to).or_default().1.push(inc);
+            around.entry(&e.to).or_default().inc.push(inc);
         }
         let next: BTreeMap<&str, Colour> = colour
             .iter()
             .map(|(id, c)| {
-                let (mut outs, mut ins) = around.remove(id).unwrap_or_default();
+                let Around {
+                    out: mut outs,
+                    inc: mut ins,
+                } = around.remove(id).unwrap_or_default();
                 outs.sort();
                 ins.sort();
                 let mut parts: Vec<&[u8]> = vec![c, b"out"];

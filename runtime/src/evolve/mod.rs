@@ -10,9 +10,9 @@
 //!   hand-written mode passes.
 //! - [`generate`]: draws candidates until enough valid, distinct ones exist, counting
 //!   per operator what was tried, produced and discarded.
+//! - [`output`]: writing candidates to a file or a directory of `cand-NNN.fwir`.
 //! - [`hash`]: [`canonical_hash`], invariant under renaming node ids and reordering —
 //!   the key of a fitness cache.
-//!
 //!
 //! The search on top of them:
 //!
@@ -39,6 +39,7 @@ mod edit;
 pub mod generate;
 pub mod hash;
 pub mod operators;
+pub mod output;
 pub mod rules;
 pub mod source;
 

@@ -29,8 +29,32 @@ impl Rules {
         driver::check_ir_text("candidate.fwir", &to_text(ir), self.roles.clone())
     }
 
-    /// Whether `ir` passes: no finding is an error.
-    pub fn accepts(&self, ir: &Ir) -> bool {
-        !self.findings(ir).iter().any(|l| l.diagnostic.is_error())
+    /// The warnings of `ir` (code and message), the baseline a mutant of it is held to.
+    pub fn warnings(&self, ir: &Ir) -> Baseline {
+        Baseline(
+            self.findings(ir)
+                .into_iter()
+                .filter(|l| !l.diagnostic.is_error())
+                .map(|l| (l.diagnostic.code.as_str().to_string(), l.diagnostic.message))
+                .collect(),
+        )
+    }
+
+    /// Whether a mutant passes: no error, and no warning its parent (`baseline`) did not
+    /// have. A new warning (a report nobody writes any more, say) is a mutation that
+    /// broke something; `factory check --deny-warnings`, which `evolve.fwf` gates on,
+    /// would reject it too.
+    pub fn accepts(&self, ir: &Ir, baseline: &Baseline) -> bool {
+        self.findings(ir).iter().all(|l| {
+            !l.diagnostic.is_error()
+                && baseline.0.contains(&(
+                    l.diagnostic.code.as_str().to_string(),
+                    l.diagnostic.message.clone(),
+                ))
+        })
     }
 }
+
+/// The warnings a parent already has; its mutants may keep them.
+#[derive(Debug, Clone, Default)]
+pub struct Baseline(BTreeSet<(String, String)>);

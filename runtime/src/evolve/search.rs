@@ -297,9 +297,10 @@ pub fn run(
         let mut children: Vec<(String, Ir, Option<Op>, String)> = Vec::new();
         if let Some(best) = archive.best().cloned() {
             let best_ir = store.candidate(&best.hash)?;
+            let baseline = rules.warnings(&best_ir);
             for ir in super::params::knob_neighbours(&best_ir) {
                 let hash = canonical_hash(&ir);
-                if rules.accepts(&ir) && !children.iter().any(|(h, ..)| *h == hash) {
+                if rules.accepts(&ir, &baseline) && !children.iter().any(|(h, ..)| *h == hash) {
                     children.push((hash, ir, None, best.hash.clone()));
                 }
             }

@@ -1,0 +1,169 @@
+//! `factory evolve`: the search (`factory evolve MODE --bench DIR`, in
+//! [`evolve_search`](super::evolve_search)) and its subcommands — `mutate`: mutants of a
+//! workflow's IR, each checked by the compiler's graph rules.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use factory_compiler::driver::{self, CompileError};
+use factory_runtime::evolve::{self, Op, Rules, Source, output};
+
+use super::{FAILED, OK, USAGE, report};
+
+#[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct Args {
+    #[command(subcommand)]
+    action: Option<Action>,
+    /// Without a subcommand: the search.
+    #[command(flatten)]
+    search: super::evolve_search::SearchArgs,
+}
+
+#[derive(Subcommand)]
+enum Action {
+    /// Make a registered candidate a mode of the project, if it is unchanged.
+    Promote(super::evolve_search::PromoteArgs),
+    /// Write N valid mutants of a workflow (IR text), made by the mutation operators.
+    #[command(after_help = "\
+Operators: NODE_INSERT, NODE_REMOVE, EDGE_REDIRECT, PARALLELIZE, SERIALIZE, PARAM_MUTATE,
+PROMPT_MUTATE, KNOB_MUTATE (any case, - or _). Each candidate passes the rules of
+`factory check`; rejected ones are counted per operator. With --count 1, -o is a file;
+with more, a directory that gets cand-001.fwir, cand-002.fwir, ... (see docs/evolve.md).
+
+Exit status: 0 at least one candidate written, 1 none could be made, 2 bad input.
+
+Examples:
+  factory evolve mutate improve.fwir -o candidate.fwir
+  factory evolve mutate workflows/qa.fwf --op knob_mutate --op prompt_mutate --count 4 --seed 7 -o cands/")]
+    Mutate {
+        /// The workflow: an IR text file (.fwir), a .fwf file (its first workflow) or
+        /// a mode name.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Only these operators (repeat the flag, or separate with commas); default all.
+        #[arg(long = "op", value_name = "OP", value_delimiter = ',')]
+        ops: Vec<String>,
+        /// How many distinct valid candidates to write.
+        #[arg(long, default_value_t = 1, value_name = "N")]
+        count: usize,
+        /// Seed of the random choices: the same seed gives the same candidates.
+        #[arg(long, default_value_t = 0, value_name = "S")]
+        seed: u64,
+        /// Where to write: a file when N is 1, else a directory.
+        #[arg(short, long, value_name = "OUT")]
+        output: PathBuf,
+    },
+}
+
+pub fn run(args: Args) -> ExitCode {
+    match args.action {
+        None => super::evolve_search::run(args.search),
+        Some(Action::Promote(p)) => super::evolve_search::promote(p),
+        Some(Action::Mutate {
+            file,
+            ops,
+            count,
+            seed,
+            output,
+        }) => mutate(file, ops, count, seed, output),
+    }
+}
+
+fn mutate(file: PathBuf, ops: Vec<String>, count: usize, seed: u64, out: PathBuf) -> ExitCode {
+    let ops = match parse_ops(&ops) {
+        Ok(ops) => ops,
+        Err(code) => return code,
+    };
+    if count == 0 {
+        return report(
+            miette::miette!(
+                help = "ask for at least one: --count 1",
+                "--count 0 asks for nothing"
+            ),
+            USAGE,
+        );
+    }
+    if let Err(e) = output::check_target(&out, count) {
+        return report(e, USAGE);
+    }
+    let project = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let parent = match driver::compile(&file.to_string_lossy(), &project, None) {
+        Ok(compiled) => compiled.ir,
+        Err(CompileError::Invalid(diags)) => {
+            for l in &diags {
+                eprintln!("{:?}", l.diagnostic.to_report(l.source.clone()));
+            }
+            return report(
+                miette::miette!(
+                    help = "fix the workflow first: `factory check FILE` lists the same findings",
+                    "{} is not a valid workflow; nothing was mutated",
+                    file.display()
+                ),
+                USAGE,
+            );
+        }
+        Err(CompileError::Io(err)) => {
+            return report(
+                miette::miette!(help = "check that the file exists and is readable", "{err}"),
+                USAGE,
+            );
+        }
+        Err(CompileError::NoWorkflow(msg)) => {
+            return report(
+                miette::miette!(help = "mutate a file that declares a `workflow`", "{msg}"),
+                USAGE,
+            );
+        }
+    };
+    let rules = Rules::near(if file.is_file() { &file } else { &project });
+    let got = evolve::generate(&parent, &ops, count, &rules, &mut Source::new(seed));
+    let written = match output::write_candidates(&out, count, &got.candidates) {
+        Ok(w) => w,
+        Err(e) => return report(e, USAGE),
+    };
+    for (path, c) in written.iter().zip(&got.candidates) {
+        println!("wrote {}  {}  {}", path.display(), c.op, &c.hash[..12]);
+    }
+    print!("{}", got.render_stats());
+    if got.candidates.is_empty() {
+        eprintln!(
+            "no valid candidate could be made from {} with {}",
+            file.display(),
+            ops.iter().map(|o| o.name()).collect::<Vec<_>>().join(", ")
+        );
+        return ExitCode::from(FAILED);
+    }
+    if got.candidates.len() < count {
+        eprintln!(
+            "only {} of {count} candidates could be made (see the counts above)",
+            got.candidates.len()
+        );
+    }
+    ExitCode::from(OK)
+}
+
+/// The operators named on the command line, or all of them.
+fn parse_ops(names: &[String]) -> Result<Vec<Op>, ExitCode> {
+    if names.is_empty() {
+        return Ok(Op::ALL.to_vec());
+    }
+    let mut ops = Vec::new();
+    for name in names {
+        let Some(op) = Op::parse(name) else {
+            let known: Vec<&str> = Op::ALL.iter().map(|o| o.name()).collect();
+            return Err(report(
+                miette::miette!(
+                    help = format!("use one of {}", known.join(", ")),
+                    "unknown operator `{name}`"
+                ),
+                USAGE,
+            ));
+        };
+        if !ops.contains(&op) {
+            ops.push(op);
+        }
+    }
+    Ok(ops)
+}

@@ -1,0 +1,205 @@
+//! `factory evolve mutate`, run as `workflows/evolve.fwf` and a user run it.
+
+use std::fs;
+use std::path::Path;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn factory(dir: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("factory").expect("the factory binary is built");
+    cmd.current_dir(dir);
+    cmd
+}
+
+/// `factory compile MODE --emit ir -o OUT` in `dir`.
+fn parent(dir: &Path, mode: &str, out: &str) {
+    factory(dir)
+        .args(["compile", mode, "--emit", "ir", "-o", out])
+        .assert()
+        .code(0);
+}
+
+#[test]
+fn the_call_in_evolve_fwf_writes_one_candidate_that_passes_check_deny_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join(".factory/evolve")).unwrap();
+    parent(dir.path(), "improve", ".factory/evolve/parent.fwir");
+    // As evolve.fwf runs it, with the `mutations` knob at its default.
+    factory(dir.path())
+        .args([
+            "evolve",
+            "mutate",
+            ".factory/evolve/parent.fwir",
+            "--count",
+            "1",
+            "-o",
+            ".factory/evolve/candidate.fwir",
+        ])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "wrote .factory/evolve/candidate.fwir",
+        ))
+        .stdout(predicate::str::contains("NODE_INSERT"))
+        .stdout(predicate::str::contains("discarded").or(predicate::str::contains("invalid")));
+    let parent = fs::read_to_string(dir.path().join(".factory/evolve/parent.fwir")).unwrap();
+    let cand = fs::read_to_string(dir.path().join(".factory/evolve/candidate.fwir")).unwrap();
+    assert_ne!(parent, cand);
+    factory(dir.path())
+        .args(["check", "--deny-warnings", ".factory/evolve/candidate.fwir"])
+        .assert()
+        .code(0);
+}
+
+#[test]
+fn many_candidates_go_to_a_directory_and_the_same_seed_writes_the_same_files() {
+    let dir = tempfile::tempdir().unwrap();
+    parent(dir.path(), "build", "build.fwir");
+    for out in ["a", "b"] {
+        factory(dir.path())
+            .args([
+                "evolve",
+                "mutate",
+                "build.fwir",
+                "--count",
+                "4",
+                "--seed",
+                "9",
+                "-o",
+                out,
+            ])
+            .assert()
+            .code(0);
+    }
+    for n in 1..=4 {
+        let name = format!("cand-{n:03}.fwir");
+        let a = fs::read(dir.path().join("a").join(&name)).unwrap();
+        let b = fs::read(dir.path().join("b").join(&name)).unwrap();
+        assert_eq!(a, b, "{name} differs between two runs with seed 9");
+        factory(dir.path())
+            .arg("check")
+            .arg(Path::new("a").join(&name))
+            .assert()
+            .code(0);
+    }
+    assert!(!dir.path().join("a/cand-005.fwir").exists());
+}
+
+#[test]
+fn a_fwf_file_is_compiled_first_and_only_the_chosen_operators_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("workflows/qa.fwf");
+    fs::copy(src, dir.path().join("qa.fwf")).unwrap();
+    let out = factory(dir.path())
+        .args([
+            "evolve",
+            "mutate",
+            "qa.fwf",
+            "--op",
+            "knob-mutate",
+            "-o",
+            "k.fwir",
+        ])
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains("KNOB_MUTATE"), "{out}");
+    assert!(!out.contains("NODE_INSERT"), "{out}");
+    let text = fs::read_to_string(dir.path().join("k.fwir")).unwrap();
+    assert!(
+        text.contains("knob qa_loops int default=2")
+            || text.contains("knob qa_loops int default=4"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_malformed_fwir_names_the_file_and_line_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("bad.fwir"),
+        "fwir 1\nworkflow x\nnode a bogus\n",
+    )
+    .unwrap();
+    factory(dir.path())
+        .args(["evolve", "mutate", "bad.fwir", "-o", "out.fwir"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("bad.fwir:3:"))
+        .stderr(predicate::str::contains("unknown node kind"))
+        .stderr(predicate::str::contains("panicked").not());
+    assert!(!dir.path().join("out.fwir").exists());
+}
+
+#[test]
+fn bad_arguments_exit_2_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    parent(dir.path(), "qa", "qa.fwir");
+    factory(dir.path())
+        .args([
+            "evolve",
+            "mutate",
+            "qa.fwir",
+            "--op",
+            "node_split",
+            "-o",
+            "o.fwir",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown operator `node_split`"))
+        .stderr(predicate::str::contains("NODE_INSERT"));
+    factory(dir.path())
+        .args([
+            "evolve", "mutate", "qa.fwir", "--count", "3", "-o", "o.fwir",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("need a directory"));
+    factory(dir.path())
+        .args(["evolve", "mutate", "missing.fwir", "-o", "o.fwir"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("missing.fwir"));
+}
+
+#[test]
+fn no_candidate_exits_1_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    parent(dir.path(), "improve", "improve.fwir");
+    // Every chain in improve reads what the step before it wrote: nothing to parallelize.
+    factory(dir.path())
+        .args([
+            "evolve",
+            "mutate",
+            "improve.fwir",
+            "--op",
+            "PARALLELIZE",
+            "-o",
+            "p.fwir",
+        ])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("PARALLELIZE"))
+        .stderr(predicate::str::contains("no valid candidate"));
+    assert!(!dir.path().join("p.fwir").exists());
+}
+
+#[test]
+fn evolve_without_a_subcommand_is_the_search_and_a_mode_name_is_not_taken_for_one() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [&["evolve"][..], &["evolve", "improve"][..]] {
+        factory(dir.path())
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(
+                "name the mode to evolve and the bench suite",
+            ))
+            .stderr(predicate::str::contains("unrecognized subcommand").not());
+    }
+}
