@@ -13,6 +13,7 @@
 //! - [`experiment`]: begin (store + worktree), precheck records, the enforced keep.
 //! - [`study`]: the observations report (`.factory/strategy/observations.md`).
 //! - [`runners`]: the runner trait and the `exec` and `replay` runners (async).
+//! - [`ace`]: learned per-role playbooks — reflect, curate, the playbook format.
 //! - [`agents`]: prompt tiers and one agent invocation — events, review, outputs.
 //! - [`exec`]: the executor — a pure machine over the IR and its tokio driver.
 //! - [`evolve`]: the outer loop's mutation operators on IR and the isomorphism-invariant hash.
@@ -20,6 +21,7 @@
 //!
 //! docs/architecture.md draws the same layers.
 
+pub mod ace;
 pub mod agents;
 pub mod demo;
 pub mod eval;

@@ -13,7 +13,8 @@ use std::time::Duration;
 
 pub use invoke::{close_dangling, invoke, invoke_capturing, invoke_with_progress, review_path};
 pub use prompt::{
-    PromptSource, ResolvedPrompt, compose_prompt, known_roles, resolve_prompt, resolve_prompt_in,
+    PromptSource, ResolvedPlaybook, ResolvedPrompt, compose_prompt, known_roles, resolve_playbook,
+    resolve_prompt, resolve_prompt_in,
 };
 
 use crate::events::EventsError;
@@ -166,6 +167,12 @@ pub enum AgentError {
         path: PathBuf,
         source: std::io::Error,
     },
+
+    /// The evolved playbook of the role cannot be read: the agent would run without
+    /// what was learned, so nothing runs.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Playbook(#[from] crate::ace::playbook::PlaybookError),
 
     #[error("cannot start the async runtime: {0}")]
     #[diagnostic(

@@ -1,14 +1,16 @@
 //! Prompt resolution (spec §8.4): project `.factory/agents/<role>.md`, then the user's
 //! `~/.factory/agents/prompts/<role>.md`, then the built-in `prompts/<role>.md`. The
 //! role's playbook is appended whichever tier wins, so an override never opts a role
-//! out of learning: the project's `.factory/playbooks/<role>.md`, else the user's
-//! `~/.factory/playbooks/<role>.md`, else the built-in default.
+//! out of learning: the default playbook (the project's `.factory/playbooks/<role>.md`,
+//! else the built-in one), then the evolved playbook `~/.factory/playbooks/<role>.md`
+//! that `factory ace` learns, over it (spec §8.15: appended over the factory default).
 
 use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::AgentError;
+use crate::ace::playbook::Playbook;
 use crate::project::layout::FactoryPaths;
 use crate::project::registry::user_home;
 
@@ -39,8 +41,68 @@ pub struct ResolvedPrompt {
     pub text: String,
     /// Where the prompt came from.
     pub source: PromptSource,
-    /// Where the appended playbook came from (`None`: the role has none).
+    /// Where the appended default playbook came from (`None`: the role has none).
     pub playbook: Option<PromptSource>,
+    /// The evolved playbook appended after it, when the user has one for the role.
+    pub evolved: Option<PromptSource>,
+}
+
+/// A role's playbooks as they are appended to its prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedPlaybook {
+    /// The default playbook's text and where it came from.
+    pub default: Option<(String, PromptSource)>,
+    /// The evolved playbook (parsed: a broken one is an error) and its file.
+    pub evolved: Option<(Playbook, PathBuf)>,
+}
+
+impl ResolvedPlaybook {
+    /// The text appended to the prompt: the default playbook, then the evolved
+    /// bullets under a heading that says they win.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        if let Some((body, _)) = &self.default {
+            out.push_str(body.trim_end());
+            out.push('\n');
+        }
+        if let Some((book, _)) = &self.evolved
+            && !book.bullets.is_empty()
+        {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&format!(
+                "## Learned playbook: {}\n\nLearned from keep/revert outcomes across your projects \
+                 (`factory ace`). Where a bullet here conflicts with the playbook above, follow this one.\n",
+                book.role
+            ));
+            out.push_str(&crate::ace::playbook::render_sections(&book.bullets));
+        }
+        out
+    }
+}
+
+/// The playbooks of `role` in the project at `project`, with `home` the per-user
+/// directory (`None`: no evolved playbook).
+pub fn resolve_playbook(
+    project: &Path,
+    home: Option<&Path>,
+    role: &str,
+) -> Result<ResolvedPlaybook, AgentError> {
+    let file = format!("{role}.md");
+    let default = tier(
+        FactoryPaths::new(project).dir().join("playbooks").join(&file),
+        None,
+        factory_compiler::builtin::playbook(role).map(|t| (format!("prompts/playbooks/{file}"), t)),
+    )?;
+    let evolved = match home {
+        Some(h) => {
+            let path = crate::ace::playbook::evolved_path(h, role);
+            crate::ace::playbook::load(&path)?.map(|book| (book, path))
+        }
+        None => None,
+    };
+    Ok(ResolvedPlaybook { default, evolved })
 }
 
 /// The prompt of `role` for the project at `project`.
@@ -68,23 +130,20 @@ pub fn resolve_prompt_in(
     let Some((mut text, source)) = prompt else {
         return Err(unknown_role(project, home, role));
     };
-    let playbook = tier(
-        paths.dir().join("playbooks").join(&file),
-        home.as_ref().map(|h| h.join("playbooks").join(&file)),
-        factory_compiler::builtin::playbook(role).map(|t| (format!("prompts/playbooks/{file}"), t)),
-    )?;
-    let playbook = playbook.map(|(body, source)| {
+    let playbooks = resolve_playbook(project, home, role)?;
+    let appended = playbooks.text();
+    if !appended.is_empty() {
         if !text.ends_with('\n') {
             text.push('\n');
         }
         text.push('\n');
-        text.push_str(&body);
-        source
-    });
+        text.push_str(&appended);
+    }
     Ok(ResolvedPrompt {
         text,
         source,
-        playbook,
+        playbook: playbooks.default.map(|(_, s)| s),
+        evolved: playbooks.evolved.map(|(_, p)| PromptSource::User(p)),
     })
 }
 
