@@ -80,6 +80,8 @@ enum Command {
     Doctor(commands::doctor::Args),
     /// Show or validate ~/.factory/config.toml (defaults and credential profiles).
     Config(commands::config::Args),
+    /// Learned per-role playbooks: reflect on outcomes, curate, show what a role gets.
+    Ace(commands::ace::Args),
 }
 
 fn main() -> ExitCode {
@@ -124,6 +126,7 @@ fn main() -> ExitCode {
         Command::Study(args) => commands::study::run(args),
         Command::Doctor(args) => commands::doctor::run(args),
         Command::Config(args) => commands::config::run(args, cli.profile.as_deref()),
+        Command::Ace(args) => commands::ace::run(args),
     }
 }
 

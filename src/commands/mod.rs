@@ -12,6 +12,7 @@ pub mod modes;
 
 use std::process::ExitCode;
 
+pub mod ace;
 pub mod agent;
 pub mod begin;
 pub mod config;

@@ -130,7 +130,12 @@ mod tests {
     #[test]
     fn merge_runs_before_cap() {
         let got = curate(
-            vec![b(TESTS, 3, 0), b(SCOPE_A, 2, 0), b(SCOPE_B, 2, 0), b(EVAL, 3, 0)],
+            vec![
+                b(TESTS, 3, 0),
+                b(SCOPE_A, 2, 0),
+                b(SCOPE_B, 2, 0),
+                b(EVAL, 3, 0),
+            ],
             2,
         );
         assert_eq!(
@@ -158,7 +163,10 @@ mod tests {
         );
         assert_eq!(summary(&got.removed), vec![format!("{SCOPE_B} 1/4")]);
         assert_eq!(got.merged.len(), 1);
-        assert_eq!(summary(&got.kept), vec![format!("{SCOPE_A} 2/0"), format!("{TESTS} 5/1")]);
+        assert_eq!(
+            summary(&got.kept),
+            vec![format!("{SCOPE_A} 2/0"), format!("{TESTS} 5/1")]
+        );
         assert_eq!(summary(&got.capped), vec![format!("{EVAL} 1/1")]);
     }
 

@@ -6,6 +6,7 @@
 //!   `~/.factory/ace/candidates.json`.
 //! - [`curate`]: prune net-negative bullets, merge near-duplicates, cap by net score;
 //!   the result is the evolved playbook `~/.factory/playbooks/<role>.md`.
+//! - [`report`]: what the `factory ace` commands print.
 //! - [`playbook`]: that file's format. `agents::prompt` appends the evolved playbook
 //!   after the role's default one in every resolved prompt.
 //!
@@ -14,6 +15,7 @@
 pub mod curate;
 pub mod playbook;
 pub mod reflect;
+pub mod report;
 
 use std::collections::BTreeSet;
 use std::io;
@@ -72,7 +74,10 @@ pub enum AceError {
     #[diagnostic(transparent)]
     Registry(#[from] RegistryError),
     #[error("cannot read the history of {project}: {source}")]
-    #[diagnostic(code(factory::ace::history), help("run `factory history` there to see the problem"))]
+    #[diagnostic(
+        code(factory::ace::history),
+        help("run `factory history` there to see the problem")
+    )]
     History {
         project: PathBuf,
         #[source]

@@ -247,7 +247,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Playbook, PlaybookError> {
 }
 
 fn parse_bullet(kind: Kind, line: &str) -> Result<Bullet, String> {
-    let expected = || format!("expected `- [<role>-00001] helpful=N harmful=N :: text`, got `{line}`");
+    let expected =
+        || format!("expected `- [<role>-00001] helpful=N harmful=N :: text`, got `{line}`");
     let rest = line.strip_prefix("- [").ok_or_else(expected)?;
     let (id, rest) = rest.split_once(']').ok_or_else(expected)?;
     let (counts, text) = rest.split_once("::").ok_or_else(expected)?;
@@ -261,7 +262,11 @@ fn parse_bullet(kind: Kind, line: &str) -> Result<Bullet, String> {
         match key {
             "helpful" => helpful = Some(value),
             "harmful" => harmful = Some(value),
-            _ => return Err(format!("unknown count `{key}` (expected helpful and harmful)")),
+            _ => {
+                return Err(format!(
+                    "unknown count `{key}` (expected helpful and harmful)"
+                ));
+            }
         }
     }
     let (Some(helpful), Some(harmful)) = (helpful, harmful) else {
@@ -351,6 +356,10 @@ mod tests {
             "## Playbook: b\n### DO\n- [b-1] helpful=0 harmful=0 :: a\n- [b-1] helpful=0 harmful=0 :: c\n",
         )
         .unwrap_err();
-        assert!(err.to_string().contains("p.md:4: the id `b-1` is used twice"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("p.md:4: the id `b-1` is used twice"),
+            "{err}"
+        );
     }
 }

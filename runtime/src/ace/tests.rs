@@ -66,7 +66,11 @@ fn reflect_reads_registered_and_given_projects_and_is_deterministic() {
     let b = project(
         tmp.path(),
         "b",
-        &[record(1, Verdict::Quarantined, "quarantined: merge conflict in src/x.rs")],
+        &[record(
+            1,
+            Verdict::Quarantined,
+            "quarantined: merge conflict in src/x.rs",
+        )],
         &[],
     );
     registry::register_project(&home, &a).unwrap();
@@ -127,8 +131,16 @@ fn curate_writes_the_evolved_playbook_and_is_idempotent() {
     let builder = done.iter().find(|r| r.role == "builder").unwrap();
     assert!(builder.written);
     assert_eq!(builder.curation.removed.len(), 1);
-    assert!(builder.curation.removed[0].text.starts_with("Keep the change small"));
-    assert_eq!(builder.curation.merged.len(), 1, "the two scope bullets are one");
+    assert!(
+        builder.curation.removed[0]
+            .text
+            .starts_with("Keep the change small")
+    );
+    assert_eq!(
+        builder.curation.merged.len(),
+        1,
+        "the two scope bullets are one"
+    );
     let book = playbook::load(&home.join("playbooks/builder.md"))
         .unwrap()
         .unwrap();
@@ -144,7 +156,10 @@ fn curate_writes_the_evolved_playbook_and_is_idempotent() {
     );
     let text = fs::read_to_string(home.join("playbooks/builder.md")).unwrap();
     let again = run_curate(&home, false).unwrap();
-    assert!(again.iter().all(|r| !r.written), "nothing new: nothing written");
+    assert!(
+        again.iter().all(|r| !r.written),
+        "nothing new: nothing written"
+    );
     assert_eq!(
         fs::read_to_string(home.join("playbooks/builder.md")).unwrap(),
         text
@@ -168,8 +183,7 @@ fn a_broken_playbook_stops_curation_and_is_left_as_it_was() {
     fs::write(&path, broken).unwrap();
     let err = run_curate(&home, false).unwrap_err();
     assert!(
-        err.to_string()
-            .contains(&format!("{}:3:", path.display())),
+        err.to_string().contains(&format!("{}:3:", path.display())),
         "{err}"
     );
     assert_eq!(fs::read_to_string(&path).unwrap(), broken);

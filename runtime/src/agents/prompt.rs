@@ -91,7 +91,10 @@ pub fn resolve_playbook(
 ) -> Result<ResolvedPlaybook, AgentError> {
     let file = format!("{role}.md");
     let default = tier(
-        FactoryPaths::new(project).dir().join("playbooks").join(&file),
+        FactoryPaths::new(project)
+            .dir()
+            .join("playbooks")
+            .join(&file),
         None,
         factory_compiler::builtin::playbook(role).map(|t| (format!("prompts/playbooks/{file}"), t)),
     )?;

@@ -384,25 +384,28 @@ fn prompt_tiers_project_over_user_over_builtin_with_the_playbook_at_every_tier()
     .unwrap();
     let p = resolve_prompt_in(&project, Some(&home), "builder").unwrap();
     assert!(
-        p.text.starts_with("PROJECT PROMPT\n\nPROJECT PLAYBOOK\n\n## Learned playbook: builder\n"),
+        p.text
+            .starts_with("PROJECT PROMPT\n\nPROJECT PLAYBOOK\n\n## Learned playbook: builder\n"),
         "{}",
         p.text
     );
-    assert!(p.text.ends_with(
-        "### DON'T\n- [builder-00011] helpful=2 harmful=0 :: Don't touch README.md.\n"
-    ));
+    assert!(
+        p.text.ends_with(
+            "### DON'T\n- [builder-00011] helpful=2 harmful=0 :: Don't touch README.md.\n"
+        )
+    );
     assert!(matches!(p.evolved, Some(PromptSource::User(_))));
     fs::remove_file(project.join(".factory/playbooks/builder.md")).unwrap();
     let p = resolve_prompt_in(&project, Some(&home), "builder").unwrap();
     let default = p.text.find("## Playbook: builder").unwrap();
     let learned = p.text.find("## Learned playbook: builder").unwrap();
-    assert!(default < learned, "the evolved bullets come over the default");
+    assert!(
+        default < learned,
+        "the evolved bullets come over the default"
+    );
     fs::write(home.join("playbooks/builder.md"), "USER PLAYBOOK").unwrap();
     let err = resolve_prompt_in(&project, Some(&home), "builder").unwrap_err();
-    assert!(
-        err.to_string().contains("playbooks/builder.md:1:"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("playbooks/builder.md:1:"), "{err}");
     fs::remove_file(home.join("playbooks/builder.md")).unwrap();
 
     // A project-only role exists; unknown ones are listed; paths are never roles.
