@@ -112,6 +112,9 @@ pub struct Reflected {
     pub file: CandidatesFile,
     /// Registered projects whose directory is gone, skipped.
     pub missing: Vec<PathBuf>,
+    /// Lines reflection could not read (bad `results.tsv` rows, corrupt event lines):
+    /// skipped, and said.
+    pub warnings: Vec<String>,
     /// Where the candidates went (or would go, on a dry run).
     pub path: PathBuf,
     /// False on a dry run, or when the file already said the same.
@@ -144,12 +147,23 @@ pub fn run_reflect(home: &Path, extra: &[PathBuf], dry_run: bool) -> Result<Refl
         }
     }
     let mut inputs = Vec::new();
+    let mut warnings = Vec::new();
     for path in &projects {
         let history = store::load_history(path).map_err(|source| AceError::History {
             project: path.clone(),
             source,
         })?;
-        let log = events::read(&FactoryPaths::new(path))?;
+        let paths = FactoryPaths::new(path);
+        let log = events::read(&paths)?;
+        warnings.extend(history.warnings);
+        if !log.corrupt_lines.is_empty() {
+            let lines: Vec<String> = log.corrupt_lines.iter().map(|n| n.to_string()).collect();
+            warnings.push(format!(
+                "{}: lines {} are not events; skipped",
+                paths.events_jsonl().display(),
+                lines.join(", ")
+            ));
+        }
         inputs.push(ProjectInput {
             path: path.clone(),
             records: history.records,
@@ -177,6 +191,7 @@ pub fn run_reflect(home: &Path, extra: &[PathBuf], dry_run: bool) -> Result<Refl
     Ok(Reflected {
         file,
         missing,
+        warnings,
         path,
         written,
     })
@@ -323,13 +338,12 @@ fn assign_ids(role: &str, old: &[Bullet], kept: &mut [Bullet]) {
         .and_then(|t| playbook::parse(Path::new("default"), t).ok())
         .map(|b| playbook::max_id_number(role, &b.bullets))
         .unwrap_or(0);
-    let mut next = default
+    let first = default
         .max(playbook::max_id_number(role, old))
         .max(playbook::max_id_number(role, kept))
         + 1;
-    for b in kept.iter_mut().filter(|b| b.id.is_none()) {
-        b.id = Some(format!("{role}-{next:05}"));
-        next += 1;
+    for (n, b) in (first..).zip(kept.iter_mut().filter(|b| b.id.is_none())) {
+        b.id = Some(format!("{role}-{n:05}"));
     }
 }
 

@@ -243,10 +243,12 @@ fn from_record(project: &str, r: &ExperimentRecord, out: &mut Vec<Seen>) {
 }
 
 fn from_event(project: &str, e: &Event, out: &mut Vec<Seen>) {
-    let (ended, kind_name, text) = match &e.data {
+    use Kind::{Do, Dont};
+    let (ended, event, kind, text) = match &e.data {
         EventData::AgentTimeout(a) => (
             a,
             "agent.timeout",
+            Do,
             "Finish within the time limit: split the work into small steps and commit as you go."
                 .to_string(),
         ),
@@ -254,12 +256,14 @@ fn from_event(project: &str, e: &Event, out: &mut Vec<Seen>) {
             Some("exit") => (
                 a,
                 "agent.failed",
+                Dont,
                 "Don't end with a non-zero exit status; finish the task or report what blocked you."
                     .to_string(),
             ),
             Some("review") => (
                 a,
                 "agent.failed",
+                Do,
                 "End with a final message: it is saved as your review and read by the next step."
                     .to_string(),
             ),
@@ -270,6 +274,7 @@ fn from_event(project: &str, e: &Event, out: &mut Vec<Seen>) {
             Some(missing) if !missing.is_empty() => (
                 a,
                 "agent.completed",
+                Do,
                 format!(
                     "Write every file you are asked to write ({}).",
                     missing.join(", ")
@@ -279,23 +284,16 @@ fn from_event(project: &str, e: &Event, out: &mut Vec<Seen>) {
         },
         _ => return,
     };
+    // The role names a playbook file: never a path.
     if !crate::agents::prompt::is_role_name(&ended.role) {
         return;
     }
-    let kind = if text.starts_with("Don't") {
-        Kind::Dont
-    } else {
-        Kind::Do
-    };
     out.push(Seen {
         role: ended.role.clone(),
         kind,
         text,
         helpful: true,
-        evidence: format!(
-            "{project} events.jsonl: {kind_name} {}",
-            ended.invocation_id
-        ),
+        evidence: format!("{project} events.jsonl: {event} {}", ended.invocation_id),
     });
 }
 

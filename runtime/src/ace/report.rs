@@ -21,6 +21,9 @@ pub fn reflected(r: &Reflected, dry_run: bool) -> String {
             p.display()
         );
     }
+    for w in &r.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
     let mut role = "";
     for c in &r.file.candidates {
         if c.role != role {

@@ -100,9 +100,22 @@ fn reflect_reads_registered_and_given_projects_and_is_deterministic() {
     );
     assert_eq!(load_candidates(&home).unwrap(), first.file);
     let bytes = fs::read(candidates_path(&home)).unwrap();
-    let again = run_reflect(&home, &[b, a], false).unwrap();
+    let again = run_reflect(&home, &[b.clone(), a.clone()], false).unwrap();
     assert!(!again.written, "same inputs, same file");
     assert_eq!(fs::read(candidates_path(&home)).unwrap(), bytes);
+
+    // Unreadable lines are skipped and said, never fatal.
+    let mut rows = fs::read_to_string(a.join(".factory/results.tsv")).unwrap();
+    rows.push_str("garbage\n");
+    fs::write(a.join(".factory/results.tsv"), rows).unwrap();
+    let mut log = fs::read_to_string(a.join(".factory/events.jsonl")).unwrap();
+    log.push_str("{not json\n");
+    fs::write(a.join(".factory/events.jsonl"), log).unwrap();
+    let warned = run_reflect(&home, &[b], true).unwrap();
+    assert_eq!(warned.file.candidates, first.file.candidates);
+    assert_eq!(warned.warnings.len(), 2, "{:?}", warned.warnings);
+    assert!(warned.warnings[0].ends_with("results.tsv:4: unreadable row skipped"));
+    assert!(warned.warnings[1].contains("events.jsonl: lines 3 are not events"));
 
     let err = run_reflect(&home, &[tmp.path().join("nope")], false).unwrap_err();
     assert!(matches!(err, AceError::NotADirectory { .. }), "{err}");
