@@ -261,7 +261,7 @@ pub fn run_curate(home: &Path, dry_run: bool) -> Result<Vec<RoleCuration>, AceEr
     let mut books = Vec::new();
     for role in roles {
         let path = playbook::evolved_path(home, &role);
-        let existing = playbook::load(&path)?;
+        let existing = playbook::load_role(&path, &role)?;
         books.push((role, path, existing));
     }
     let today = events::now_iso8601().chars().take(10).collect::<String>();

@@ -143,6 +143,22 @@ pub fn load(path: &Path) -> Result<Option<Playbook>, PlaybookError> {
     }
 }
 
+/// [`load`] for the playbook of `role`: one that names another role is an error, so a
+/// copied file never teaches the wrong role.
+pub fn load_role(path: &Path, role: &str) -> Result<Option<Playbook>, PlaybookError> {
+    let book = load(path)?;
+    if let Some(b) = &book
+        && b.role != role
+    {
+        return Err(PlaybookError::Malformed {
+            path: path.to_path_buf(),
+            line: 1,
+            problem: format!("this is the playbook of `{}`, not of `{role}`", b.role),
+        });
+    }
+    Ok(book)
+}
+
 /// Writes `book` to `path` atomically (readers see the old file or the new one).
 pub fn save(path: &Path, book: &Playbook) -> Result<(), PlaybookError> {
     atomic_write(path, render(book).as_bytes()).map_err(|source| PlaybookError::Io {

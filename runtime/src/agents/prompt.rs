@@ -101,7 +101,7 @@ pub fn resolve_playbook(
     let evolved = match home {
         Some(h) => {
             let path = crate::ace::playbook::evolved_path(h, role);
-            crate::ace::playbook::load(&path)?.map(|book| (book, path))
+            crate::ace::playbook::load_role(&path, role)?.map(|book| (book, path))
         }
         None => None,
     };
