@@ -234,6 +234,19 @@ fn a_killed_search_resumes_to_the_archive_an_uninterrupted_one_reaches() {
         "the same seed, the same archive"
     );
 
+    // The report reads the same state: the curve, the cells, the best against the seed.
+    let report = factory(b.path(), home_b.path(), &["evolve", "report"]);
+    assert!(report.status.success(), "{}", text(&report));
+    for part in ["fitness per generation", "archive (", "against the seed"] {
+        assert!(text(&report).contains(part), "{}", text(&report));
+    }
+    let mermaid = factory(
+        b.path(),
+        home_b.path(),
+        &["evolve", "report", "--format", "mermaid"],
+    );
+    assert!(text(&mermaid).contains("flowchart"), "{}", text(&mermaid));
+
     // Other settings on the same state are refused, naming what to do.
     let out = evolve(
         b.path(),

@@ -25,6 +25,8 @@ pub struct Args {
 enum Action {
     /// Make a registered candidate a mode of the project, if it is unchanged.
     Promote(super::evolve_search::PromoteArgs),
+    /// The search so far: fitness per generation, the archive, the best against the seed.
+    Report(super::evolve_search::ReportArgs),
     /// Write N valid mutants of a workflow (IR text), made by the mutation operators.
     #[command(after_help = "\
 Operators: NODE_INSERT, NODE_REMOVE, EDGE_REDIRECT, PARALLELIZE, SERIALIZE, PARAM_MUTATE,
@@ -61,6 +63,7 @@ pub fn run(args: Args) -> ExitCode {
     match args.action {
         None => super::evolve_search::run(args.search),
         Some(Action::Promote(p)) => super::evolve_search::promote(p),
+        Some(Action::Report(r)) => super::evolve_search::report_search(r),
         Some(Action::Mutate {
             file,
             ops,

@@ -159,3 +159,33 @@ pub fn run(args: SearchArgs) -> ExitCode {
     }
     ExitCode::from(OK)
 }
+
+#[derive(clap::Args, Debug)]
+pub struct ReportArgs {
+    /// The project whose .factory/evolve/ holds the search.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub project: PathBuf,
+    /// text (default), or the best candidate's graph as mermaid or dot with the diff on top.
+    #[arg(long, default_value = "text", value_parser = ["text", "mermaid", "dot"])]
+    pub format: String,
+}
+
+/// `factory evolve report`.
+pub fn report_search(args: ReportArgs) -> ExitCode {
+    use factory_runtime::evolve::report::{Picture, render};
+    if let Err(code) = super::require_dir(&args.project, "factory evolve report --project .") {
+        return code;
+    }
+    let picture = match args.format.as_str() {
+        "mermaid" => Picture::Mermaid,
+        "dot" => Picture::Dot,
+        _ => Picture::Text,
+    };
+    match render(&args.project, picture) {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::from(OK)
+        }
+        Err(e) => report(e, USAGE),
+    }
+}

@@ -31,6 +31,7 @@ pub mod cycle;
 mod error;
 pub mod evaluate;
 pub mod modes;
+pub mod report;
 pub mod search;
 
 pub use error::EvolveError;
