@@ -2,9 +2,13 @@
 //! improve mode with the real executor on tests/bench-suite, whose scripted builders
 //! succeed only with one more QA loop than improve allows.
 
+mod support;
+
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
+
+use support::Project;
 
 const SUITE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/bench-suite");
 
@@ -31,37 +35,6 @@ fn json(path: &Path) -> serde_json::Value {
     serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
 }
 
-/// A copy of the `counters` bench project, committed, with its config: the project the
-/// search keeps its state in, and where its promoted mode then runs.
-fn counters(dir: &Path, home: &Path) {
-    let src = Path::new(SUITE).join("counters/project");
-    for rel in [
-        "factory.md",
-        "eval.sh",
-        "src/a.txt",
-        "src/b.txt",
-        "src/c.txt",
-    ] {
-        fs::create_dir_all(dir.join(rel).parent().unwrap()).unwrap();
-        fs::copy(src.join(rel), dir.join(rel)).unwrap();
-    }
-    fs::copy(src.join("gitignore"), dir.join(".gitignore")).unwrap();
-    let mut opts = git2::RepositoryInitOptions::new();
-    opts.initial_head("main");
-    let repo = git2::Repository::init_opts(dir, &opts).unwrap();
-    let mut index = repo.index().unwrap();
-    index
-        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-        .unwrap();
-    index.write().unwrap();
-    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
-    let sig = git2::Signature::now("t", "t@t").unwrap();
-    repo.commit(Some("HEAD"), &sig, &sig, "counters", &tree, &[])
-        .unwrap();
-    let init = factory(dir, home, &["init"]);
-    assert!(init.status.success(), "{}", text(&init));
-}
-
 fn factory(dir: &Path, home: &Path, args: &[&str]) -> Output {
     Command::new(assert_cmd::cargo::cargo_bin("factory"))
         .current_dir(dir)
@@ -75,18 +48,17 @@ fn factory(dir: &Path, home: &Path, args: &[&str]) -> Output {
 
 #[test]
 fn the_search_finds_the_extra_qa_loop_the_held_out_project_confirms_it_and_it_runs_once_promoted() {
-    let (dir, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    counters(dir.path(), home.path());
-    let out = evolve(
-        dir.path(),
-        home.path(),
-        &["--generations", "5", "--seed", "1"],
-    )
-    .output()
-    .unwrap();
+    // A copy of the `counters` bench project, committed with its config: the project
+    // the search keeps its state in, and where its promoted mode then runs.
+    let target = tempfile::tempdir().unwrap();
+    let p = Project::fixture(&Path::new(SUITE).join("counters/project"), target.path());
+    let (dir, home) = (p.path(), p.home());
+    let out = evolve(dir, home, &["--generations", "5", "--seed", "1"])
+        .output()
+        .unwrap();
     let shown = text(&out);
     assert!(out.status.success(), "{shown}");
-    let evolve = dir.path().join(".factory/evolve");
+    let evolve = dir.join(".factory/evolve");
     let archive = json(&evolve.join("archive.json"));
     let cells = archive["cells"].as_object().unwrap();
     let best = cells
@@ -145,16 +117,12 @@ fn the_search_finds_the_extra_qa_loop_the_held_out_project_confirms_it_and_it_ru
         .unwrap_or_else(|| panic!("no candidate registered: {shown}"))
         .to_string();
     assert!(name.starts_with("evolve-gen"), "{name}");
-    let modes = text(&factory(dir.path(), home.path(), &["modes"]));
+    let modes = text(&factory(dir, home, &["modes"]));
     assert!(modes.contains(&name), "{modes}");
     let registered = evolve.join("modes").join(format!("{name}.fwir"));
     let original = fs::read_to_string(&registered).unwrap();
     fs::write(&registered, format!("{original}\n")).unwrap();
-    let refused = factory(
-        dir.path(),
-        home.path(),
-        &["evolve", "promote", &name, "--as", "improve4"],
-    );
+    let refused = factory(dir, home, &["evolve", "promote", &name, "--as", "improve4"]);
     assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
     assert!(
         text(&refused).contains("changed since the search"),
@@ -162,24 +130,16 @@ fn the_search_finds_the_extra_qa_loop_the_held_out_project_confirms_it_and_it_ru
         text(&refused)
     );
     fs::write(&registered, &original).unwrap();
-    let promoted = factory(
-        dir.path(),
-        home.path(),
-        &["evolve", "promote", &name, "--as", "improve4"],
-    );
+    let promoted = factory(dir, home, &["evolve", "promote", &name, "--as", "improve4"]);
     assert!(promoted.status.success(), "{}", text(&promoted));
-    assert!(
-        dir.path()
-            .join(".factory/workflows/improve4.fwir")
-            .is_file()
-    );
+    assert!(dir.join(".factory/workflows/improve4.fwir").is_file());
 
     // The promoted mode runs like a built-in one: here it keeps what improve reverts.
     let script = Path::new(SUITE).join("counters/replay.yaml");
     let script = script.to_str().unwrap();
     let run = factory(
-        dir.path(),
-        home.path(),
+        dir,
+        home,
         &["run", "improve4", "--runner", "replay", "--script", script],
     );
     assert!(run.status.success(), "{}", text(&run));

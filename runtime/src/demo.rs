@@ -89,26 +89,15 @@ pub fn prepare(dir: &Path) -> Result<(), DemoError> {
         }
         std::fs::write(&path, text).map_err(io(&path))?;
     }
-    commit_all(dir).map_err(|e| DemoError::Git {
-        path: dir.to_path_buf(),
-        message: e.message().to_string(),
+    crate::worktrees::init_committed(dir, "factory demo", "The demo project").map_err(|e| {
+        DemoError::Git {
+            path: dir.to_path_buf(),
+            message: e.message().to_string(),
+        }
     })?;
     config::init_project(dir, false)?;
     let cfg = config::load(dir)?;
     let report = eval::run_eval(dir, &EvalSettings::from_config(&cfg).with_profile_of(dir))?;
     eval::record_baseline(dir, &report, "factory demo")?;
-    Ok(())
-}
-
-fn commit_all(dir: &Path) -> Result<(), git2::Error> {
-    let mut opts = git2::RepositoryInitOptions::new();
-    opts.initial_head("main");
-    let repo = git2::Repository::init_opts(dir, &opts)?;
-    let mut index = repo.index()?;
-    index.add_all(["*"], git2::IndexAddOption::DEFAULT, None)?;
-    index.write()?;
-    let tree = repo.find_tree(index.write_tree()?)?;
-    let sig = git2::Signature::now("factory demo", "demo@factory.invalid")?;
-    repo.commit(Some("HEAD"), &sig, &sig, "The demo project", &tree, &[])?;
     Ok(())
 }

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::sys::process::run_command;
+
 use serde::{Deserialize, Serialize};
 
 use super::bench::BenchProject;
@@ -85,12 +87,15 @@ pub fn evaluate(
     }
     let script = project.script.display().to_string();
     let ir = ir_file.display().to_string();
-    let mut run = factory_cmd(&["run", &ir, "--runner", "replay", "--script", &script]);
-    run.stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    let outcome = match run_with_timeout(run, RUN_TIMEOUT) {
-        Ok(status) => status,
-        Err(e) => return failed(e),
+    let run = factory_cmd(&["run", &ir, "--runner", "replay", "--script", &script]);
+    // Its own process group, killed whole at the timeout: a run starts commands of its own.
+    let outcome = match run_command(run, "factory run", &work, RUN_TIMEOUT) {
+        Ok(out) if out.timed_out => {
+            return failed(format!("timed out after {}s", RUN_TIMEOUT.as_secs()));
+        }
+        Ok(out) if out.success() => "completed".to_string(),
+        Ok(out) => out.exit_text(),
+        Err(e) => return failed(e.to_string()),
     };
     let cycle = match cycle::analyze(&work) {
         Ok(c) => c,
@@ -117,22 +122,8 @@ fn prepare(project: &BenchProject, to: &Path) -> Result<(), String> {
     if ignore.exists() {
         std::fs::rename(&ignore, to.join(".gitignore")).map_err(|e| e.to_string())?;
     }
-    let mut opts = git2::RepositoryInitOptions::new();
-    opts.initial_head("main");
-    let repo = git2::Repository::init_opts(to, &opts).map_err(|e| e.to_string())?;
-    let mut index = repo.index().map_err(|e| e.to_string())?;
-    index
-        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-        .map_err(|e| e.to_string())?;
-    index.write().map_err(|e| e.to_string())?;
-    let tree = repo
-        .find_tree(index.write_tree().map_err(|e| e.to_string())?)
-        .map_err(|e| e.to_string())?;
-    let sig = git2::Signature::now("factory evolve", "evolve@factory.invalid")
-        .map_err(|e| e.to_string())?;
-    repo.commit(Some("HEAD"), &sig, &sig, "bench project", &tree, &[])
-        .map_err(|e| e.to_string())?;
-    Ok(())
+    crate::worktrees::init_committed(to, "factory evolve", "bench project")
+        .map_err(|e| e.message().to_string())
 }
 
 fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
@@ -147,30 +138,4 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
         }
     }
     Ok(())
-}
-
-/// Runs `cmd`, killing it after `timeout`; its exit in words.
-fn run_with_timeout(mut cmd: Command, timeout: Duration) -> Result<String, String> {
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start factory run: {e}"))?;
-    let start = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => {
-                return Ok(if status.success() {
-                    "completed".into()
-                } else {
-                    format!("exited {status}")
-                });
-            }
-            Ok(None) if start.elapsed() > timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("timed out after {}s", timeout.as_secs()));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(e.to_string()),
-        }
-    }
 }

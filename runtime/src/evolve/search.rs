@@ -272,15 +272,7 @@ pub fn run(
         );
         evaluated += results.len();
         merge(&mut cache, results);
-        let elite = Elite {
-            hash: seed_hash.clone(),
-            fitness: fitness(&cache, &seed_hash, &train),
-            descriptor: describe(seed),
-            generation: 0,
-            op: None,
-            parent: None,
-        };
-        archive.insert(elite);
+        archive.insert(seed_elite(&cache, &seed_hash, seed, &train));
         state.next_generation = 1;
         save(&store, &state, &archive, &cache)?;
         store.append_generation(&stats(0, &archive, 1, 0, started))?;
@@ -372,14 +364,7 @@ pub fn run(
         save(&store, &state, &archive, &cache)?;
     }
     let best = archive.best().cloned().ok_or(EvolveError::NothingScored)?;
-    let seed_elite = Elite {
-        hash: seed_hash.clone(),
-        fitness: fitness(&cache, &seed_hash, &train),
-        descriptor: describe(seed),
-        generation: 0,
-        op: None,
-        parent: None,
-    };
+    let seed_elite = seed_elite(&cache, &seed_hash, seed, &train);
     // The held-out check: the seed and the best, on projects the search never scored.
     let holdout = suite.holdout();
     let (holdout_seed, holdout_best) = if holdout.is_empty() {
@@ -428,6 +413,18 @@ pub fn run(
         overfit,
         registered,
     })
+}
+
+/// The seed as an elite of generation 0, with its cached fitness.
+fn seed_elite(cache: &Cache, hash: &str, seed: &Ir, train: &[&BenchProject]) -> Elite {
+    Elite {
+        hash: hash.to_string(),
+        fitness: fitness(cache, hash, train),
+        descriptor: describe(seed),
+        generation: 0,
+        op: None,
+        parent: None,
+    }
 }
 
 fn save(store: &Store, state: &State, archive: &Archive, cache: &Cache) -> Result<(), EvolveError> {

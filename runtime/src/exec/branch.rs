@@ -105,14 +105,5 @@ fn finished(graph: &Graph, run_id: &str, state: &MachineState) -> RunEnd {
         .outcome
         .clone()
         .or_else(|| state.reached_end.then_some(RunOutcome::Completed));
-    RunEnd {
-        run_id: run_id.to_string(),
-        outcome,
-        interrupted: false,
-        vars: state.vars.clone(),
-        halts: state.halts.clone(),
-        async_failures: state.async_failures.clone(),
-        nodes_run: driver::nodes_run(graph, state),
-        usage: None,
-    }
+    driver::end_of(graph, run_id, state, outcome, false)
 }

@@ -205,20 +205,31 @@ pub async fn drive(
 }
 
 fn end(run_id: &str, m: &Machine<'_>, outcome: Option<RunOutcome>, interrupted: bool) -> RunEnd {
+    end_of(m.graph(), run_id, &m.state, outcome, interrupted)
+}
+
+/// A run's end as `state` records it.
+pub(crate) fn end_of(
+    graph: &Graph,
+    run_id: &str,
+    state: &super::machine::MachineState,
+    outcome: Option<RunOutcome>,
+    interrupted: bool,
+) -> RunEnd {
     RunEnd {
         run_id: run_id.to_string(),
         outcome,
         interrupted,
-        vars: m.state.vars.clone(),
-        halts: m.state.halts.clone(),
-        async_failures: m.state.async_failures.clone(),
-        nodes_run: nodes_run(m.graph(), &m.state),
+        vars: state.vars.clone(),
+        halts: state.halts.clone(),
+        async_failures: state.async_failures.clone(),
+        nodes_run: nodes_run(graph, state),
         usage: None,
     }
 }
 
 /// How many times a node ran (structural nodes — start, fork, join — do not count).
-pub(crate) fn nodes_run(graph: &Graph, state: &super::machine::MachineState) -> u64 {
+fn nodes_run(graph: &Graph, state: &super::machine::MachineState) -> u64 {
     state
         .visits
         .iter()

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use factory_compiler::ir::Ir;
+use factory_compiler::ir::{Ir, Node};
 use tokio::task::JoinSet;
 
 use super::plan::{Hypothesis, read_plan};
@@ -35,7 +35,7 @@ pub const RESULTS_VAR: &str = "parallel_results";
 /// Runs the `parallel` node `i` of `graph`.
 pub async fn run(graph: &Graph, i: usize, cx: &NodeCx<'_>) -> Result<NodeReport, String> {
     let env = cx.env;
-    let count = branch_count(cx);
+    let count = branch_count(cx.node, &cx.env.knobs);
     let job = Setup {
         project: env.project.clone(),
         run_id: env.run_id.clone(),
@@ -94,14 +94,15 @@ pub async fn run(graph: &Graph, i: usize, cx: &NodeCx<'_>) -> Result<NodeReport,
     Ok(report)
 }
 
-/// How many branches the node asks for: its knob's value when it has one, else its
-/// count; factory.md's `## Parallel` section is applied by [`Setup::prepare`].
-fn branch_count(cx: &NodeCx<'_>) -> usize {
-    let attrs = &cx.node.attrs;
+/// How many branches `node` asks for: its knob's value in `knobs` when it has one,
+/// else its count; factory.md's `## Parallel` section overrides it (see
+/// [`configured_count`]).
+pub(crate) fn branch_count(node: &Node, knobs: &serde_json::Value) -> usize {
+    let attrs = &node.attrs;
     let from_knob = attrs
         .count_knob
         .as_ref()
-        .and_then(|k| cx.env.knobs.get(k))
+        .and_then(|k| knobs.get(k))
         .and_then(|v| v.as_u64());
     from_knob
         .or(attrs.count.map(u64::from))

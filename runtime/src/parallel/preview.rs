@@ -45,15 +45,7 @@ pub fn render(ir: &Ir, project: &Path, knobs: &Value) -> String {
     let base = worktrees::resolve_base(project, &target);
     let mut next = ExperimentStore::open(project).next_id().unwrap_or(1);
     for node in parallel {
-        let count = configured.unwrap_or_else(|| {
-            node.attrs
-                .count_knob
-                .as_ref()
-                .and_then(|k| knobs.get(k))
-                .and_then(Value::as_u64)
-                .or(node.attrs.count.map(u64::from))
-                .unwrap_or(1) as usize
-        });
+        let count = configured.unwrap_or_else(|| super::fanout::branch_count(node, knobs));
         let _ = writeln!(out, "parallel node `{}`: up to {count} branches", node.id);
         match &base {
             Ok(b) => {

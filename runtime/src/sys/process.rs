@@ -93,7 +93,7 @@ pub enum ProcessError {
 pub fn run_shell(script: &str, dir: &Path, timeout: Duration) -> Result<Output, ProcessError> {
     let mut cmd = Command::new("sh");
     cmd.arg("-c").arg(script);
-    run(cmd, script, dir, timeout)
+    run_command(cmd, script, dir, timeout)
 }
 
 /// Runs `program args..` (no shell) in `dir` with the same timeout rules as [`run_shell`].
@@ -109,7 +109,7 @@ pub fn run_program(
         .chain(args.iter().copied())
         .collect::<Vec<_>>()
         .join(" ");
-    run(cmd, &label, dir, timeout)
+    run_command(cmd, &label, dir, timeout)
 }
 
 /// Build-cache locations shared across checkouts. Tools such as cargo decide freshness
@@ -148,7 +148,10 @@ fn leave_no_caches(cmd: &mut Command) {
     );
 }
 
-fn run(
+/// Runs a prepared `cmd` (its arguments and environment set; `label` names it in
+/// errors) in `dir` with the same rules as [`run_shell`]: its own process group, killed
+/// whole at `timeout`, stdin closed, output captured.
+pub fn run_command(
     mut cmd: Command,
     label: &str,
     dir: &Path,

@@ -224,6 +224,21 @@ pub fn branch_tip(project: &Path, id: u32) -> Result<Option<String>, WorktreeErr
     }
 }
 
+/// Makes `dir` a new git repository on `main` with everything in it committed, as
+/// `who` (the demo project, a bench project's scratch copy).
+pub fn init_committed(dir: &Path, who: &str, message: &str) -> Result<(), git2::Error> {
+    let mut opts = git2::RepositoryInitOptions::new();
+    opts.initial_head("main");
+    let repo = Repository::init_opts(dir, &opts)?;
+    let mut index = repo.index()?;
+    index.add_all(["*"], git2::IndexAddOption::DEFAULT, None)?;
+    index.write()?;
+    let tree = repo.find_tree(index.write_tree()?)?;
+    let sig = git2::Signature::now(who, "factory@factory.invalid")?;
+    repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &[])?;
+    Ok(())
+}
+
 /// The commit checked out in the worktree at `dir`.
 pub fn head_commit(dir: &Path) -> Result<String, WorktreeError> {
     let repo = open(dir)?;
