@@ -104,9 +104,10 @@ pub fn run(args: Args) -> ExitCode {
     };
     match &args.output {
         Some(path) => {
-            if let Err(err) = std::fs::write(path, text) {
+            // Parent directories are made (`-o .factory/evolve/parent.fwir` in a new project).
+            if let Err(err) = factory_runtime::sys::files::atomic_write(path, text.as_bytes()) {
                 let err = miette::miette!(
-                    help = "check that the directory exists and is writable",
+                    help = "check that the directory is writable",
                     "cannot write {}: {err}",
                     path.display()
                 );

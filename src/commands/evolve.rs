@@ -27,11 +27,27 @@ enum Action {
     Promote(super::evolve_search::PromoteArgs),
     /// The search so far: fitness per generation, the archive, the best against the seed.
     Report(super::evolve_search::ReportArgs),
+    /// Score a candidate and the mode it came from on a bench suite (what `compare` reads).
+    #[command(after_help = "\
+Both are run with the real executor on every project of the suite (the held-out ones
+too); results are cached by canonical hash in .factory/evolve/trials.json, so a graph
+is never run twice on one suite. Exit status: 0 scored, 2 bad input.
+
+Example:
+  factory evolve trial candidate.fwir --against improve --bench tests/bench-suite -o trial.json")]
+    Trial(super::evolve_trial::TrialArgs),
+    /// The gate after `trial`: proceed when the candidate is better, else halt.
+    #[command(after_help = "\
+Better: a higher mean gain than the parent on the training projects, and no lower on the
+held-out ones. Prints {\"verdict\": ..., \"reason\": ...} for a `gate by fn`.
+Exit status: 0 proceed, 1 halt, 2 the trial file cannot be read.")]
+    Compare(super::evolve_trial::CompareArgs),
     /// Write N valid mutants of a workflow (IR text), made by the mutation operators.
     #[command(after_help = "\
 Operators: NODE_INSERT, NODE_REMOVE, EDGE_REDIRECT, PARALLELIZE, SERIALIZE, PARAM_MUTATE,
 PROMPT_MUTATE, KNOB_MUTATE (any case, - or _). Each candidate passes the rules of
-`factory check`; rejected ones are counted per operator. With --count 1, -o is a file;
+`factory check`; rejected ones are counted per operator. --steps N applies N operators
+in a row to make each candidate. With --count 1, -o is a file;
 with more, a directory that gets cand-001.fwir, cand-002.fwir, ... (see docs/evolve.md).
 
 Exit status: 0 at least one candidate written, 1 none could be made, 2 bad input.
@@ -50,9 +66,13 @@ Examples:
         /// How many distinct valid candidates to write.
         #[arg(long, default_value_t = 1, value_name = "N")]
         count: usize,
-        /// Seed of the random choices: the same seed gives the same candidates.
-        #[arg(long, default_value_t = 0, value_name = "S")]
-        seed: u64,
+        /// Operators applied in a row to make each candidate (each step valid).
+        #[arg(long, default_value_t = 1, value_name = "N")]
+        steps: usize,
+        /// Seed of the random choices: the same seed gives the same candidates. A
+        /// number, or any text (such as a run id), which is hashed.
+        #[arg(long, default_value = "0", value_name = "S")]
+        seed: String,
         /// Where to write: a file when N is 1, else a directory.
         #[arg(short, long, value_name = "OUT")]
         output: PathBuf,
@@ -64,26 +84,35 @@ pub fn run(args: Args) -> ExitCode {
         None => super::evolve_search::run(args.search),
         Some(Action::Promote(p)) => super::evolve_search::promote(p),
         Some(Action::Report(r)) => super::evolve_search::report_search(r),
+        Some(Action::Trial(t)) => super::evolve_trial::trial(t),
+        Some(Action::Compare(c)) => super::evolve_trial::compare(c),
         Some(Action::Mutate {
             file,
             ops,
             count,
+            steps,
             seed,
             output,
-        }) => mutate(file, ops, count, seed, output),
+        }) => mutate(file, ops, (count, steps), evolve::seed_from(&seed), output),
     }
 }
 
-fn mutate(file: PathBuf, ops: Vec<String>, count: usize, seed: u64, out: PathBuf) -> ExitCode {
+fn mutate(
+    file: PathBuf,
+    ops: Vec<String>,
+    (count, steps): (usize, usize),
+    seed: u64,
+    out: PathBuf,
+) -> ExitCode {
     let ops = match parse_ops(&ops) {
         Ok(ops) => ops,
         Err(code) => return code,
     };
-    if count == 0 {
+    if count == 0 || steps == 0 {
         return report(
             miette::miette!(
-                help = "ask for at least one: --count 1",
-                "--count 0 asks for nothing"
+                help = "ask for at least one: --count 1 --steps 1",
+                "--count 0 or --steps 0 asks for nothing"
             ),
             USAGE,
         );
@@ -121,7 +150,8 @@ fn mutate(file: PathBuf, ops: Vec<String>, count: usize, seed: u64, out: PathBuf
         }
     };
     let rules = Rules::near(if file.is_file() { &file } else { &project });
-    let got = evolve::generate(&parent, &ops, count, &rules, &mut Source::new(seed));
+    let got =
+        evolve::generate_composed(&parent, &ops, count, steps, &rules, &mut Source::new(seed));
     let written = match output::write_candidates(&out, count, &got.candidates) {
         Ok(w) => w,
         Err(e) => return report(e, USAGE),

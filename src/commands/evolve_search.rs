@@ -73,6 +73,10 @@ pub struct SearchArgs {
     /// Stop after this many minutes.
     #[arg(long, value_name = "MINUTES")]
     pub max_minutes: Option<f64>,
+    /// Stop once the candidates' agents have cost this many US dollars (as the runners
+    /// report it; scripted agents report what their script says).
+    #[arg(long, value_name = "USD")]
+    pub max_cost: Option<f64>,
 }
 
 pub fn run(args: SearchArgs) -> ExitCode {
@@ -112,6 +116,7 @@ pub fn run(args: SearchArgs) -> ExitCode {
         population: args.population,
         plateau: args.plateau,
         max_minutes: args.max_minutes,
+        max_cost: args.max_cost,
     };
     eprintln!(
         "evolving {mode} on {} ({} training, {} held-out projects), seed {}",
@@ -132,6 +137,9 @@ pub fn run(args: SearchArgs) -> ExitCode {
         "evaluated {} candidates ({} more from the cache); {} cells in the archive",
         outcome.evaluated, outcome.cache_hits, outcome.cells
     );
+    if outcome.spent_usd > 0.0 {
+        println!("agents cost ${:.4}", outcome.spent_usd);
+    }
     println!(
         "seed {}: {:.4}",
         short(&outcome.seed.hash),

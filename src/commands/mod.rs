@@ -23,6 +23,7 @@ pub mod doctor;
 pub mod eval;
 pub mod evolve;
 pub mod evolve_search;
+pub mod evolve_trial;
 pub mod finalize;
 pub mod graph;
 pub mod history;

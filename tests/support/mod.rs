@@ -196,7 +196,7 @@ pub fn script_from(path: &Path, overrides: &[(&str, &str)]) -> String {
     out
 }
 
-fn copy_tree(from: &Path, to: &Path) {
+pub fn copy_tree(from: &Path, to: &Path) {
     for entry in fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
         let dest = to.join(entry.file_name());

@@ -30,6 +30,8 @@ impl Suite {
     /// Reads the suite at `dir`; a directory there that is not a bench project is an
     /// error naming it and what it lacks.
     pub fn load(dir: &Path) -> Result<Suite, EvolveError> {
+        // Absolute: the projects are run from scratch directories elsewhere.
+        let dir = &std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
         let entries = std::fs::read_dir(dir).map_err(|e| EvolveError::NoSuite {
             dir: dir.to_path_buf(),
             why: e.to_string(),

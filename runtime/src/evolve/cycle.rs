@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::events::{self, EventData};
+use crate::events::{self, EventData, Usage};
 use crate::project::layout::FactoryPaths;
 
 /// One agent invocation, in the order they started.
@@ -40,6 +40,9 @@ pub struct CycleRecord {
     pub experiments: Vec<ExperimentOutcome>,
     /// Review files written, relative to `.factory/reviews/`.
     pub reviews: Vec<String>,
+    /// Tokens and cost the agents reported, summed (what the cycle cost).
+    #[serde(default)]
+    pub usage: Usage,
 }
 
 impl CycleRecord {
@@ -50,7 +53,8 @@ impl CycleRecord {
             .iter()
             .filter(|e| e.verdict == "keep")
             .map(|e| e.score_after.unwrap_or(0.0) - e.score_before.unwrap_or(0.0))
-            .sum()
+            .sum::<f64>()
+            + 0.0 // an empty sum is -0.0
     }
 
     /// The verdict of the cycle's last experiment, if it had one.
@@ -92,6 +96,9 @@ pub fn analyze(project: &Path) -> Result<CycleRecord, String> {
                     EventData::AgentTimeout(_) => "timeout",
                     _ => continue,
                 };
+                if let Some(usage) = data.agent_ended().and_then(|a| a.usage.as_ref()) {
+                    record.usage.add(usage);
+                }
                 if let Some(ended) = data.agent_ended()
                     && let Some(pos) = open.iter().position(|(id, _)| *id == ended.invocation_id)
                 {

@@ -67,12 +67,14 @@ pub fn evaluate(
     }
     let factory_cmd = |args: &[&str]| {
         let mut c = Command::new(factory);
-        c.current_dir(&work)
-            .env("FACTORY_HOME", &home)
-            .env_remove("FACTORY_RUN_ID")
-            .env_remove("FACTORY_RUNNER")
-            .env_remove("FACTORY_RUN_KEY")
-            .args(args);
+        // Nothing of the calling run leaks in (its project, run id, runner, node): an
+        // evaluation started by a workflow node must run exactly as one started by hand.
+        for (key, _) in std::env::vars_os() {
+            if key.to_string_lossy().starts_with("FACTORY_") {
+                c.env_remove(key);
+            }
+        }
+        c.current_dir(&work).env("FACTORY_HOME", &home).args(args);
         c
     };
     match factory_cmd(&["init"]).output() {
@@ -94,7 +96,7 @@ pub fn evaluate(
             return failed(format!("timed out after {}s", RUN_TIMEOUT.as_secs()));
         }
         Ok(out) if out.success() => "completed".to_string(),
-        Ok(out) => out.exit_text(),
+        Ok(out) => format!("{}: {}", out.exit_text(), out.tail(3)),
         Err(e) => return failed(e.to_string()),
     };
     let cycle = match cycle::analyze(&work) {

@@ -94,6 +94,61 @@ pub fn generate(
     out
 }
 
+/// Like [`generate`], but each candidate is made by `steps` operators in a row, each
+/// applied to the previous step's (valid) result: a bolder move than one edit, for
+/// `factory evolve mutate --steps N`. With `steps` 1 it is [`generate`]. A candidate's
+/// `op` is its last step's operator; the counts cover every step.
+pub fn generate_composed(
+    parent: &Ir,
+    ops: &[Op],
+    count: usize,
+    steps: usize,
+    rules: &Rules,
+    src: &mut Source,
+) -> Generated {
+    if steps <= 1 {
+        return generate(parent, ops, count, rules, src);
+    }
+    let mut out = Generated {
+        candidates: Vec::new(),
+        stats: ops.iter().map(|op| (*op, Stats::default())).collect(),
+    };
+    let mut seen = BTreeSet::from([canonical_hash(parent)]);
+    let mut tries = 0;
+    while out.candidates.len() < count && tries < count.saturating_mul(TRIES_PER_CANDIDATE) {
+        tries += 1;
+        let mut current: Option<Candidate> = None;
+        for _ in 0..steps {
+            let from = current.as_ref().map_or(parent, |c| &c.ir);
+            let mut step = generate(from, ops, 1, rules, src);
+            for (op, s) in &step.stats {
+                out.stats.entry(*op).or_default().add(s);
+            }
+            match step.candidates.pop() {
+                Some(c) => current = Some(c),
+                None => break,
+            }
+        }
+        // A later step may undo an earlier one: the result must still be new.
+        if let Some(c) = current
+            && seen.insert(c.hash.clone())
+        {
+            out.candidates.push(c);
+        }
+    }
+    out
+}
+
+impl Stats {
+    fn add(&mut self, other: &Stats) {
+        self.tried += other.tried;
+        self.produced += other.produced;
+        self.discarded_invalid += other.discarded_invalid;
+        self.duplicates += other.duplicates;
+        self.not_applicable += other.not_applicable;
+    }
+}
+
 impl Generated {
     /// One line per operator: tried, produced, discarded (invalid), duplicates, not
     /// applicable.

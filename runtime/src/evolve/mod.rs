@@ -20,6 +20,8 @@
 //! - [`evaluate`]: a candidate scored by really running it on a bench project.
 //! - [`cycle`]: the CycleAnalyzer, a run's record rebuilt from `.factory/` alone.
 //! - [`archive`]: the MAP-Elites grid (depth, fork degree, agents, gates, knobs).
+//! - [`trial`]: one candidate against its parent, and the decision `factory evolve
+//!   compare` reads from it (the `evolve` mode's steps).
 //! - [`search`]: generations of tournament selection, weighted operators, a fitness
 //!   cache by canonical hash, stopping rules, resumable state in `.factory/evolve/`.
 //!
@@ -33,6 +35,7 @@ pub mod evaluate;
 pub mod modes;
 pub mod report;
 pub mod search;
+pub mod trial;
 
 pub use error::EvolveError;
 
@@ -51,8 +54,8 @@ mod structure;
 #[cfg(test)]
 mod tests;
 
-pub use generate::{Candidate, Generated, Stats, generate};
+pub use generate::{Candidate, Generated, Stats, generate, generate_composed};
 pub use hash::canonical_hash;
 pub use operators::Op;
 pub use rules::Rules;
-pub use source::{Source, Suggest};
+pub use source::{Source, Suggest, seed_from};

@@ -44,6 +44,9 @@ pub struct Settings {
     /// Wall-time budget in minutes, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_minutes: Option<f64>,
+    /// Agent-cost budget in US dollars (what the runners report), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost: Option<f64>,
 }
 
 /// `.factory/evolve/search.json`: where the search is.
@@ -64,6 +67,9 @@ pub struct State {
     /// Per-operator counts of what the generator did, summed.
     #[serde(default)]
     pub discarded: BTreeMap<String, usize>,
+    /// What the candidates' agents cost so far, in US dollars (as their runners report).
+    #[serde(default)]
+    pub spent_usd: f64,
 }
 
 /// One generation's line in `generations.jsonl`.
@@ -100,7 +106,10 @@ impl Store {
             .join("candidates")
             .join(format!("{}.fwir", short(hash)))
     }
-    fn load<T: for<'de> Deserialize<'de>>(&self, name: &str) -> Result<Option<T>, EvolveError> {
+    pub(super) fn load<T: for<'de> Deserialize<'de>>(
+        &self,
+        name: &str,
+    ) -> Result<Option<T>, EvolveError> {
         let path = self.path(name);
         match std::fs::read(&path) {
             Ok(bytes) => serde_json::from_slice(&bytes)
@@ -116,7 +125,7 @@ impl Store {
             }),
         }
     }
-    fn save<T: Serialize>(&self, name: &str, value: &T) -> Result<(), EvolveError> {
+    pub(super) fn save<T: Serialize>(&self, name: &str, value: &T) -> Result<(), EvolveError> {
         let path = self.path(name);
         let json = serde_json::to_vec_pretty(value).map_err(|e| EvolveError::State {
             path: path.clone(),
@@ -206,6 +215,8 @@ pub struct Outcome {
     pub overfit: bool,
     /// The candidates registered as ephemeral modes (better than the seed, best first).
     pub registered: Vec<String>,
+    /// What the candidates' agents cost over the whole search, in US dollars.
+    pub spent_usd: f64,
 }
 
 /// How many candidates a search registers as modes at most.
@@ -245,6 +256,7 @@ pub fn run(
             weights: Op::ALL.iter().map(|op| (op.to_string(), 1.0)).collect(),
             stopped: None,
             discarded: BTreeMap::new(),
+            spent_usd: 0.0,
         },
     };
     let mut archive = store.archive()?;
@@ -271,9 +283,12 @@ pub fn run(
             say,
         );
         evaluated += results.len();
+        state.spent_usd += cost(&results);
         merge(&mut cache, results);
         archive.insert(seed_elite(&cache, &seed_hash, seed, &train));
         state.next_generation = 1;
+        // The seed alone may spend the budget.
+        state.stopped = stop_reason(&store, settings, &state, &archive, true, started);
         save(&store, &state, &archive, &cache)?;
         store.append_generation(&stats(0, &archive, 1, 0, started))?;
     }
@@ -325,6 +340,7 @@ pub fn run(
         }
         let results = score_all(&fresh, &train, &cache, jobs, factory, &scratch, say);
         evaluated += fresh.len();
+        state.spent_usd += cost(&results);
         merge(&mut cache, results);
         for (hash, ir, op, parent) in &children {
             let elite = Elite {
@@ -355,7 +371,7 @@ pub fn run(
         state.stopped = if state.next_generation > settings.generations {
             Some(format!("{} generations", settings.generations))
         } else {
-            stop_reason(&store, settings, &archive, after > before, started)
+            stop_reason(&store, settings, &state, &archive, after > before, started)
         };
         save(&store, &state, &archive, &cache)?;
     }
@@ -412,6 +428,7 @@ pub fn run(
         holdout_best,
         overfit,
         registered,
+        spent_usd: state.spent_usd,
     })
 }
 
@@ -460,10 +477,19 @@ fn stats(
 fn stop_reason(
     store: &Store,
     settings: &Settings,
+    state: &State,
     archive: &Archive,
     improved: bool,
     started: Instant,
 ) -> Option<String> {
+    if let Some(budget) = settings.max_cost
+        && state.spent_usd >= budget
+    {
+        return Some(format!(
+            "agent-cost budget of ${budget:.2} spent (${:.4})",
+            state.spent_usd
+        ));
+    }
     if let Some(m) = settings.max_minutes
         && started.elapsed().as_secs_f64() > m * 60.0
     {
@@ -530,14 +556,23 @@ pub fn fitness(cache: &Cache, hash: &str, projects: &[&BenchProject]) -> f64 {
     ((sum / projects.len() as f64) * 1e6).round() / 1e6 + 0.0
 }
 
-fn merge(cache: &mut Cache, results: Vec<(String, ProjectResult)>) {
+/// What the agents of these runs cost, in US dollars (unknown costs count nothing).
+fn cost(results: &[(String, ProjectResult)]) -> f64 {
+    results
+        .iter()
+        .filter_map(|(_, r)| r.cycle.usage.cost_usd)
+        .sum::<f64>()
+        + 0.0 // an empty sum is -0.0
+}
+
+pub(super) fn merge(cache: &mut Cache, results: Vec<(String, ProjectResult)>) {
     for (hash, r) in results {
         cache.entry(hash).or_default().insert(r.project.clone(), r);
     }
 }
 
 /// Scores each candidate on each project it has no cached result for, `jobs` at a time.
-fn score_all(
+pub(super) fn score_all(
     candidates: &[(String, Ir)],
     projects: &[&BenchProject],
     cache: &Cache,

@@ -20,6 +20,16 @@ pub struct Source<'a> {
     hook: Option<&'a dyn Suggest>,
 }
 
+/// A seed from text: a number is itself; any other text (a run id, a word) is its
+/// FNV-1a hash, so `--seed {{run_id}}` gives each run its own, repeatable draw.
+pub fn seed_from(text: &str) -> u64 {
+    text.trim().parse().unwrap_or_else(|_| {
+        text.bytes().fold(0xcbf2_9ce4_8422_2325, |h: u64, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
+    })
+}
+
 impl<'a> Source<'a> {
     pub fn new(seed: u64) -> Source<'a> {
         Source {
