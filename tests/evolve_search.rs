@@ -197,7 +197,12 @@ fn a_killed_search_resumes_to_the_archive_an_uninterrupted_one_reaches() {
     // The report reads the same state: the curve, the cells, the best against the seed.
     let report = factory(b.path(), home_b.path(), &["evolve", "report"]);
     assert!(report.status.success(), "{}", text(&report));
-    for part in ["fitness per generation", "archive (", "against the seed"] {
+    for part in [
+        "fitness per generation",
+        "archive grid",
+        "archive (",
+        "against the seed",
+    ] {
         assert!(text(&report).contains(part), "{}", text(&report));
     }
     let mermaid = factory(

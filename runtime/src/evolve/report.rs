@@ -185,6 +185,7 @@ pub fn render(project: &Path, picture: Picture) -> Result<String, EvolveError> {
             g.generation, g.best, g.mean, g.cells, g.evaluated, g.cache_hits
         );
     }
+    out.push_str(&grid(&archive.elites()));
     let _ = writeln!(
         out,
         "\narchive ({} cells, best first):",
@@ -219,6 +220,42 @@ pub fn render(project: &Path, picture: Picture) -> Result<String, EvolveError> {
     Ok(out)
 }
 
+/// The archive as a grid: depth down, agent count across, each place the best fitness
+/// of the cells that project onto it (fork degree, gates and knobs are the further
+/// dimensions, listed cell by cell below the grid); `.` is a place no candidate reached.
+pub fn grid(elites: &[&super::archive::Elite]) -> String {
+    use std::collections::BTreeSet;
+    let mut best: BTreeMap<(usize, usize), f64> = BTreeMap::new();
+    for e in elites {
+        let place = (e.descriptor.depth, e.descriptor.agents);
+        let f = best.entry(place).or_insert(f64::MIN);
+        *f = f.max(e.fitness);
+    }
+    let depths: BTreeSet<usize> = best.keys().map(|(d, _)| *d).collect();
+    let agents: BTreeSet<usize> = best.keys().map(|(_, a)| *a).collect();
+    let mut out = String::from("\narchive grid (best fitness; depth down, agents across):\n");
+    let _ = write!(out, "  {:>7}", "depth");
+    for a in &agents {
+        let _ = write!(out, " {:>8}", format!("a{a}"));
+    }
+    out.push('\n');
+    for d in &depths {
+        let _ = write!(out, "  {d:>7}");
+        for a in &agents {
+            match best.get(&(*d, *a)) {
+                Some(f) => {
+                    let _ = write!(out, " {f:>8.4}");
+                }
+                None => {
+                    let _ = write!(out, " {:>8}", ".");
+                }
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,5 +282,44 @@ mod tests {
         assert_eq!(d.edges_removed, ["a -> end"]);
         assert_eq!(d.knobs_changed, ["n: 3 → 4"]);
         assert!(diff(&a, &a).is_empty());
+    }
+
+    #[test]
+    fn the_grid_keeps_the_best_of_the_cells_on_each_place_and_marks_empty_ones() {
+        use super::super::archive::{Descriptor, Elite};
+        let elite = |depth, agents, gates, fitness| Elite {
+            hash: format!("{depth}{agents}{gates}"),
+            fitness,
+            descriptor: Descriptor {
+                depth,
+                fork_degree: 0,
+                agents,
+                gates,
+                knobs: String::new(),
+            },
+            generation: 0,
+            op: None,
+            parent: None,
+        };
+        let cells = [
+            elite(14, 12, 4, 0.1),
+            elite(14, 12, 5, 0.3889),
+            elite(15, 13, 4, 0.25),
+        ];
+        let text = grid(&cells.iter().collect::<Vec<_>>());
+        let rows: Vec<&str> = text.lines().skip(2).collect();
+        assert_eq!(rows.len(), 3, "{text}");
+        assert!(
+            rows[0].split_whitespace().eq(["depth", "a12", "a13"]),
+            "{text}"
+        );
+        assert!(
+            rows[1].split_whitespace().eq(["14", "0.3889", "."]),
+            "{text}"
+        );
+        assert!(
+            rows[2].split_whitespace().eq(["15", ".", "0.2500"]),
+            "{text}"
+        );
     }
 }

@@ -442,3 +442,35 @@ fn a_mutant_with_a_warning_its_parent_lacks_is_rejected() {
     // Held to its own warnings, the same graph passes: a parent's warnings are allowed.
     assert!(rules.accepts(&broken, &rules.warnings(&broken)));
 }
+
+#[test]
+fn composed_candidates_take_several_valid_steps_and_repeat_with_the_seed() {
+    let parent = mode("improve");
+    let draw = |seed| generate_composed(&parent, &Op::ALL, 3, 3, &rules(), &mut Source::new(seed));
+    let got = draw(11);
+    assert_eq!(got.candidates.len(), 3, "{}", got.render_stats());
+    for c in &got.candidates {
+        assert_valid(&c.ir, "a composed candidate");
+        assert_ne!(c.hash, canonical_hash(&parent));
+    }
+    // Three steps per candidate: at least nine valid edits were produced on the way.
+    let produced: usize = got.stats.values().map(|s| s.produced).sum();
+    assert!(produced >= 9, "{}", got.render_stats());
+    let hashes = |g: &Generated| {
+        g.candidates
+            .iter()
+            .map(|c| c.hash.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(hashes(&got), hashes(&draw(11)));
+    assert_ne!(hashes(&got), hashes(&draw(12)));
+}
+
+#[test]
+fn a_seed_is_a_number_or_the_hash_of_any_text() {
+    assert_eq!(seed_from("42"), 42);
+    assert_eq!(seed_from(" 7 "), 7);
+    let run = seed_from("20261201T162931-32747");
+    assert_eq!(run, seed_from("20261201T162931-32747"));
+    assert_ne!(run, seed_from("20261201T162931-32748"));
+}
