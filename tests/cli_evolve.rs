@@ -203,3 +203,111 @@ fn evolve_without_a_subcommand_is_the_search_and_a_mode_name_is_not_taken_for_on
             .stderr(predicate::str::contains("unrecognized subcommand").not());
     }
 }
+
+/// A workflow whose one knob is expandable and at its bound, with one agent's task.
+const AT_BOUND: &str = r#"workflow t {
+    knob loops: int = 3 in 1..=3 expandable
+    agent a {
+        role: builder
+        task: "Do it."
+    }
+    gate g by agent(ceo) "Is it done?"
+    flow {
+        start -> a -> g
+        g.proceed -> end
+        g.reloop(max loops) -> a
+        g.halt -> end
+    }
+}
+"#;
+
+#[test]
+fn the_suggest_command_answers_where_the_offline_lists_run_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::write(d.join("t.fwf"), AT_BOUND).unwrap();
+    // The "agent": keeps each question, answers by kind.
+    fs::write(
+        d.join("agent.sh"),
+        "cat \"$FACTORY_PROMPT_FILE\" >> asked.md\n\
+         if [ \"$FACTORY_SUGGEST\" = knob ]; then printf '```\\n7\\n```\\n'; \
+         else echo 'Do it, then list every file you changed under ## Changes.'; fi\n",
+    )
+    .unwrap();
+    factory(d)
+        .args([
+            "evolve",
+            "mutate",
+            "t.fwf",
+            "--op",
+            "prompt_mutate",
+            "--suggest",
+            "sh agent.sh",
+        ])
+        .args(["-o", "task.fwir"])
+        .assert()
+        .code(0);
+    let task = fs::read_to_string(d.join("task.fwir")).unwrap();
+    assert!(
+        task.contains(r#"task="Do it, then list every file you changed under ## Changes.""#),
+        "{task}"
+    );
+    // At its bound, the knob may go down one or out to the agent's value: two candidates.
+    factory(d)
+        .args([
+            "evolve",
+            "mutate",
+            "t.fwf",
+            "--op",
+            "knob_mutate",
+            "--count",
+            "2",
+        ])
+        .args(["--suggest", "sh agent.sh", "-o", "knobs"])
+        .assert()
+        .code(0);
+    let both: String = ["cand-001.fwir", "cand-002.fwir"]
+        .iter()
+        .map(|f| fs::read_to_string(d.join("knobs").join(f)).unwrap())
+        .collect();
+    assert!(
+        both.contains("knob loops int default=7 min=1 max=7 expandable"),
+        "{both}"
+    );
+    assert!(
+        both.contains("max=7 max_knob=loops"),
+        "the reloop bound follows: {both}"
+    );
+    let asked = fs::read_to_string(d.join("asked.md")).unwrap();
+    assert!(
+        asked.contains("`a`") && asked.contains("`builder`") && asked.contains("Do it."),
+        "{asked}"
+    );
+    assert!(
+        asked.contains("`loops` is at its limit: its value is 3"),
+        "{asked}"
+    );
+
+    // A failing agent is reported and the offline behaviour takes over.
+    factory(d)
+        .args([
+            "evolve",
+            "mutate",
+            "t.fwf",
+            "--op",
+            "prompt_mutate",
+            "--suggest",
+            "exit 3",
+        ])
+        .args(["-o", "offline.fwir"])
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains(
+            "the suggestion was not used: `exit 3` failed (exit code 3)",
+        ));
+    let offline = fs::read_to_string(d.join("offline.fwir")).unwrap();
+    assert!(
+        offline.contains("task=\"Do it. "),
+        "a sentence appended offline: {offline}"
+    );
+}

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 use factory_compiler::driver::{self, CompileError};
+use factory_runtime::evolve::suggest::CommandSuggest;
 use factory_runtime::evolve::{self, Op, Rules, Source, output};
 
 use super::{FAILED, OK, USAGE, report};
@@ -76,6 +77,10 @@ Examples:
         /// Where to write: a file when N is 1, else a directory.
         #[arg(short, long, value_name = "OUT")]
         output: PathBuf,
+        /// Ask this command (an agent) for task rewrites and new knob values; it reads
+        /// the question from $FACTORY_PROMPT_FILE and answers on stdout.
+        #[arg(long, value_name = "CMD")]
+        suggest: Option<String>,
     },
 }
 
@@ -93,7 +98,14 @@ pub fn run(args: Args) -> ExitCode {
             steps,
             seed,
             output,
-        }) => mutate(file, ops, (count, steps), evolve::seed_from(&seed), output),
+            suggest,
+        }) => mutate(
+            file,
+            ops,
+            (count, steps),
+            (evolve::seed_from(&seed), suggest),
+            output,
+        ),
     }
 }
 
@@ -101,7 +113,7 @@ fn mutate(
     file: PathBuf,
     ops: Vec<String>,
     (count, steps): (usize, usize),
-    seed: u64,
+    (seed, suggest): (u64, Option<String>),
     out: PathBuf,
 ) -> ExitCode {
     let ops = match parse_ops(&ops) {
@@ -150,8 +162,15 @@ fn mutate(
         }
     };
     let rules = Rules::near(if file.is_file() { &file } else { &project });
-    let got =
-        evolve::generate_composed(&parent, &ops, count, steps, &rules, &mut Source::new(seed));
+    let hook = suggest.map(|cmd| CommandSuggest::new(&cmd, &project));
+    let mut src = Source::new(seed);
+    if let Some(h) = &hook {
+        src = src.with_hook(h);
+    }
+    let got = evolve::generate_composed(&parent, &ops, count, steps, &rules, &mut src);
+    for why in hook.iter().flat_map(|h| h.declined()) {
+        eprintln!("the suggestion was not used: {why}");
+    }
     let written = match output::write_candidates(&out, count, &got.candidates) {
         Ok(w) => w,
         Err(e) => return report(e, USAGE),

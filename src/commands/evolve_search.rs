@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use factory_compiler::driver;
 use factory_runtime::evolve::bench::Suite;
 use factory_runtime::evolve::search::{self, Settings, short};
+use factory_runtime::evolve::suggest::CommandSuggest;
 
 use super::{FAILED, OK, USAGE, report};
 
@@ -77,6 +78,10 @@ pub struct SearchArgs {
     /// report it; scripted agents report what their script says).
     #[arg(long, value_name = "USD")]
     pub max_cost: Option<f64>,
+    /// Ask this command (an agent) for task rewrites and new knob values where the
+    /// offline lists run out; see docs/evolve.md.
+    #[arg(long, value_name = "CMD")]
+    pub suggest: Option<String>,
 }
 
 pub fn run(args: SearchArgs) -> ExitCode {
@@ -126,9 +131,19 @@ pub fn run(args: SearchArgs) -> ExitCode {
         args.seed
     );
     let say = |line: &str| eprintln!("{line}");
-    let outcome = match search::run(
-        &project, &seed, &suite, &settings, args.jobs, &factory, &say,
-    ) {
+    let hook = args
+        .suggest
+        .as_deref()
+        .map(|cmd| CommandSuggest::new(cmd, &project));
+    let tools = search::Tools {
+        factory: &factory,
+        jobs: args.jobs,
+        hook: hook
+            .as_ref()
+            .map(|h| h as &dyn factory_runtime::evolve::Suggest),
+        say: &say,
+    };
+    let outcome = match search::run(&project, &seed, &suite, &settings, &tools) {
         Ok(o) => o,
         Err(e) => return report(e, USAGE),
     };

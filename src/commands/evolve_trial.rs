@@ -61,9 +61,13 @@ pub fn trial(args: TrialArgs) -> ExitCode {
         );
     };
     let say = |line: &str| eprintln!("{line}");
-    let t = match trial::run(
-        &project, &candidate, &parent, &suite, args.jobs, &factory, &say,
-    ) {
+    let tools = factory_runtime::evolve::search::Tools {
+        factory: &factory,
+        jobs: args.jobs,
+        hook: None,
+        say: &say,
+    };
+    let t = match trial::run(&project, &candidate, &parent, &suite, &tools) {
         Ok(t) => t,
         Err(e) => return report(e, USAGE),
     };

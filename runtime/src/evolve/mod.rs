@@ -5,6 +5,7 @@
 //!   function `(&Ir, &mut Source) -> Option<Ir>`; `None` means "does not apply here".
 //! - [`source`]: the seeded random source an operator draws from, and the optional
 //!   [`Suggest`] hook through which an agent may propose task texts and knob values.
+//! - [`suggest`]: the hook as a command (`--suggest CMD`), e.g. an agent CLI.
 //! - [`rules`]: every candidate is judged by the compiler's own IR check (the one
 //!   `factory check FILE.fwir` runs), so a mutant passes exactly the rules a
 //!   hand-written mode passes.
@@ -46,6 +47,7 @@ pub mod operators;
 pub mod output;
 pub mod rules;
 pub mod source;
+pub mod suggest;
 
 mod forks;
 mod params;

@@ -222,16 +222,29 @@ pub struct Outcome {
 /// How many candidates a search registers as modes at most.
 pub const REGISTER_AT_MOST: usize = 5;
 
-/// Runs (or resumes) a search from `seed` on `suite`; progress lines go to `say`.
+/// What scoring runs with: the `factory` binary that runs candidates, how many at a
+/// time, the optional agent to ask while mutating, and where progress lines go.
+pub struct Tools<'a> {
+    pub factory: &'a Path,
+    pub jobs: usize,
+    pub hook: Option<&'a dyn super::Suggest>,
+    pub say: &'a (dyn Fn(&str) + Sync),
+}
+
+/// Runs (or resumes) a search from `seed` on `suite`.
 pub fn run(
     project: &Path,
     seed: &Ir,
     suite: &Suite,
     settings: &Settings,
-    jobs: usize,
-    factory: &Path,
-    say: &(dyn Fn(&str) + Sync),
+    tools: &Tools,
 ) -> Result<Outcome, EvolveError> {
+    let Tools {
+        factory,
+        jobs,
+        hook,
+        say,
+    } = *tools;
     let store = Store::new(project);
     let seed_hash = canonical_hash(seed);
     let mut state = match store.state()? {
@@ -297,6 +310,9 @@ pub fn run(
         let gen_start = Instant::now();
         let mut src =
             Source::new(settings.seed ^ u64::from(generation).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        if let Some(h) = hook {
+            src = src.with_hook(h);
+        }
         let before = archive.best().map(|e| e.fitness).unwrap_or(f64::MIN);
         // First the knob neighbourhood of the best so far (cheap, and where a bound is
         // the lever a single random draw finds rarely), then the children: a

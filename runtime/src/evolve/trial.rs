@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::bench::Suite;
 use super::evaluate::ProjectResult;
-use super::search::{Cache, Store, fitness, merge, score_all};
+use super::search::{Cache, Store, Tools, fitness, merge, score_all};
 use super::{EvolveError, canonical_hash};
 
 /// One side of a trial: its hash and mean gain on each split.
@@ -52,16 +52,17 @@ struct TrialCache {
 }
 
 /// Scores `candidate` and `parent` on every project of `suite` (cached results reused),
-/// `jobs` runs at a time, keeping the cache in the project's `.factory/evolve/`.
+/// `tools.jobs` runs at a time, keeping the cache in the project's `.factory/evolve/`.
 pub fn run(
     project: &Path,
     candidate: &Ir,
     parent: &Ir,
     suite: &Suite,
-    jobs: usize,
-    factory: &Path,
-    say: &(dyn Fn(&str) + Sync),
+    tools: &Tools,
 ) -> Result<Trial, EvolveError> {
+    let Tools {
+        factory, jobs, say, ..
+    } = *tools;
     let store = Store::new(project);
     let mut cached: TrialCache = store
         .load("trials.json")?
