@@ -30,6 +30,7 @@ pub mod evolve;
 pub mod exec;
 pub mod experiment;
 pub mod guards;
+pub mod insights;
 pub mod parallel;
 pub mod precheck;
 pub mod project;

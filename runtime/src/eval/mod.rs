@@ -357,6 +357,19 @@ fn write_last_eval(root: &Path, report: &EvalReport) {
 
 /// Reads `.factory/last_eval.json`; `None` when absent or unreadable.
 pub fn load_last_eval(root: &Path) -> Option<EvalReport> {
-    let text = std::fs::read_to_string(last_eval_path(root)).ok()?;
-    serde_json::from_str(&text).ok()
+    read_last_eval(root).ok().flatten()
+}
+
+/// Reads `.factory/last_eval.json`: `Ok(None)` when absent, `Err` saying why when it
+/// cannot be read or is not an eval report (for readers that show the reason).
+pub fn read_last_eval(root: &Path) -> Result<Option<EvalReport>, String> {
+    let path = last_eval_path(root);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| format!("{} is not an eval report: {e}", path.display()))
 }

@@ -27,6 +27,7 @@ use crate::sys::files::{self, FileLock};
 
 pub mod chain;
 mod data;
+pub mod tail;
 
 pub use chain::{ChainError, ChainKey, ForeignLine, Head, VerifiedEvent, VerifiedLog, verify};
 pub use data::{AgentEnded, AgentStarted, EventData, ExpRef, Usage, kinds};

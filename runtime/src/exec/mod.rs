@@ -5,6 +5,7 @@
 //! - [`driver`]: the tokio driver that performs the machine's commands.
 //! - [`node`], [`agents`]: what running one node means, per kind.
 //! - [`checkpoint`]: `state/run.json`, the journal in `events.jsonl`, run summaries.
+//! - [`progress`]: a run's per-node progress folded from its events (for outside readers).
 //! - [`template`], [`artifacts`], [`view`], [`plan`].
 
 pub mod agents;
@@ -16,6 +17,7 @@ pub mod graph;
 pub mod machine;
 pub mod node;
 pub mod plan;
+pub mod progress;
 pub mod template;
 pub mod view;
 

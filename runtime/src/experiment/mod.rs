@@ -9,11 +9,13 @@
 //! and its scores come from that record, never from the caller.
 
 mod begin;
+mod diffstat;
 mod finalize;
 mod precheck;
 pub mod pull_request;
 
 pub use begin::{Started, begin};
+pub use diffstat::{DiffStat, FileStat, diff_stat};
 pub use finalize::{BaselineUpdate, Cleanup, Finalized, finalize};
 pub use precheck::{PrecheckRecord, eval, load_precheck, precheck};
 
