@@ -363,8 +363,13 @@ pub fn load_last_eval(root: &Path) -> Option<EvalReport> {
 /// Reads `.factory/last_eval.json`: `Ok(None)` when absent, `Err` saying why when it
 /// cannot be read or is not an eval report (for readers that show the reason).
 pub fn read_last_eval(root: &Path) -> Result<Option<EvalReport>, String> {
-    let path = last_eval_path(root);
-    let bytes = match std::fs::read(&path) {
+    read_report(&last_eval_path(root))
+}
+
+/// Reads an eval report written by factory (`last_eval.json`, an experiment's
+/// `precheck_eval.json`): `Ok(None)` when absent, `Err` saying why it is unusable.
+pub fn read_report(path: &Path) -> Result<Option<EvalReport>, String> {
+    let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),

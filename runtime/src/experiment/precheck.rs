@@ -74,6 +74,12 @@ pub fn load_precheck(project: &Path, id: u32) -> Result<Option<PrecheckRecord>, 
         .map_err(|e| io_at(&path)(io::Error::new(io::ErrorKind::InvalidData, e.to_string())))
 }
 
+/// The eval the precheck of experiment `id` scored (`precheck_eval.json`): `Ok(None)`
+/// when there is none, `Err` saying why it cannot be read.
+pub fn load_precheck_eval(project: &Path, id: u32) -> Result<Option<EvalReport>, String> {
+    eval::read_report(&precheck_eval_json(project, id))
+}
+
 /// `factory eval PATH --exp N`: measures experiment `id`'s worktree against the
 /// project's baseline; the result goes to the project's `.factory/last_eval.json`.
 pub fn eval(
