@@ -82,6 +82,10 @@ enum Command {
     Config(commands::config::Args),
     /// Learned per-role playbooks: reflect on outcomes, curate, show what a role gets.
     Ace(commands::ace::Args),
+    /// Serve the web dashboard: projects, experiments, live runs, insights.
+    Dashboard(commands::dashboard::Args),
+    /// Keep rate, mean delta, revert reasons and failing checks across projects.
+    Insights(commands::insights::Args),
 }
 
 fn main() -> ExitCode {
@@ -127,6 +131,8 @@ fn main() -> ExitCode {
         Command::Doctor(args) => commands::doctor::run(args),
         Command::Config(args) => commands::config::run(args, cli.profile.as_deref()),
         Command::Ace(args) => commands::ace::run(args),
+        Command::Dashboard(args) => commands::dashboard::run(args),
+        Command::Insights(args) => commands::insights::run(args),
     }
 }
 

@@ -136,6 +136,12 @@ fn parse_line(line: &[u8], end: u64, filter: Option<&str>, out: &mut Appended) {
         out.corrupt_lines += 1;
         return;
     };
+    // Not even the shape of a JSON object: counted even when filtered out.
+    let trimmed = text.trim();
+    if !trimmed.starts_with('{') || !trimmed.ends_with('}') {
+        out.corrupt_lines += 1;
+        return;
+    }
     if let Some(f) = filter
         && !text.contains(f)
     {

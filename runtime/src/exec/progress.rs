@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use factory_compiler::ir::{END, START};
+
 use crate::events::{Event, EventData};
 
 /// Where a node stands in the run.
@@ -81,25 +83,27 @@ impl RunProgress {
         }
     }
 
-    /// Applies `event`; returns the node it changed (if any) when it was one of this
-    /// run's, `None` for events of other runs or kinds that change nothing here.
-    pub fn apply(&mut self, event: &Event) -> Option<Change> {
+    /// Applies `event`; returns the nodes it changed (perhaps none) when it was one of
+    /// this run's, `None` for events of other runs or kinds that change nothing here.
+    /// The run's start marks `start` done, and a completed run `end`.
+    pub fn apply(&mut self, event: &Event) -> Option<Vec<String>> {
         let ts = &event.timestamp;
         match &event.data {
             EventData::RunStarted { run_id, .. } if *run_id == self.run_id => {
                 self.started_at.get_or_insert_with(|| ts.clone());
                 self.status = "running".into();
-                Some(Change::Run)
+                self.node_mut(START).state = NodeState::Done;
+                Some(vec![START.to_string()])
             }
             EventData::RunResumed { run_id, .. } if *run_id == self.run_id => {
                 self.status = "running".into();
                 self.ended_at = None;
-                Some(Change::Run)
+                Some(Vec::new())
             }
             EventData::RunInterrupted { run_id } if *run_id == self.run_id => {
                 self.status = "interrupted".into();
                 self.ended_at = Some(ts.clone());
-                Some(Change::Run)
+                Some(self.stop_running())
             }
             EventData::RunFinished {
                 run_id, outcome, ..
@@ -110,13 +114,12 @@ impl RunProgress {
                     .unwrap_or("finished")
                     .to_string();
                 self.ended_at = Some(ts.clone());
-                // Whatever was still running was stopped with the run.
-                for n in self.nodes.values_mut() {
-                    if n.state == NodeState::Running {
-                        n.state = NodeState::Pending;
-                    }
+                let mut changed = self.stop_running();
+                if self.status == "completed" {
+                    self.node_mut(END).state = NodeState::Done;
+                    changed.push(END.to_string());
                 }
-                Some(Change::Run)
+                Some(changed)
             }
             EventData::NodeStarted {
                 run_id,
@@ -135,7 +138,7 @@ impl RunProgress {
                 n.visits = n.visits.max(*visit);
                 n.started_at = Some(ts.clone());
                 n.reason = None;
-                Some(Change::Node(node.clone()))
+                Some(vec![node.clone()])
             }
             EventData::NodeFinished {
                 run_id,
@@ -156,7 +159,7 @@ impl RunProgress {
                     n.state = NodeState::Done;
                 }
                 n.duration_ms = *duration_ms;
-                Some(Change::Node(node.clone()))
+                Some(vec![node.clone()])
             }
             EventData::NodeVerdict {
                 run_id,
@@ -169,7 +172,7 @@ impl RunProgress {
                     n.reloops += 1;
                 }
                 n.verdict = Some(verdict.clone());
-                Some(Change::Node(node.clone()))
+                Some(vec![node.clone()])
             }
             _ => None,
         }
@@ -186,6 +189,18 @@ impl RunProgress {
             })
     }
 
+    /// Whatever was still running was stopped with the run: back to pending.
+    fn stop_running(&mut self) -> Vec<String> {
+        let mut changed = Vec::new();
+        for n in self.nodes.values_mut() {
+            if n.state == NodeState::Running {
+                n.state = NodeState::Pending;
+                changed.push(n.node.clone());
+            }
+        }
+        changed
+    }
+
     fn node_mut(&mut self, node: &str) -> &mut NodeProgress {
         self.nodes
             .entry(node.to_string())
@@ -194,15 +209,6 @@ impl RunProgress {
                 ..NodeProgress::default()
             })
     }
-}
-
-/// What an event changed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Change {
-    /// The run's status.
-    Run,
-    /// One node.
-    Node(String),
 }
 
 #[cfg(test)]
@@ -244,7 +250,7 @@ mod tests {
         assert_eq!(p.status, "running");
         assert_eq!(
             p.apply(&start("review", 1, "gate")),
-            Some(Change::Node("review".into()))
+            Some(vec!["review".to_string()])
         );
         assert_eq!(p.node("review").state, NodeState::Running);
         assert_eq!(p.current_gate.as_deref(), Some("review"));

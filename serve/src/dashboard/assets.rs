@@ -12,5 +12,8 @@ pub async fn css() -> impl IntoResponse {
 }
 
 pub async fn js() -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], JS)
+    (
+        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+        JS,
+    )
 }

@@ -27,7 +27,9 @@ pub fn score_chart(records: &[ExperimentRecord]) -> Option<String> {
     }
     let (mut lo, mut hi) = points
         .iter()
-        .fold((f64::MAX, f64::MIN), |(lo, hi), (_, s)| (lo.min(*s), hi.max(*s)));
+        .fold((f64::MAX, f64::MIN), |(lo, hi), (_, s)| {
+            (lo.min(*s), hi.max(*s))
+        });
     if (hi - lo).abs() < 1e-9 {
         lo -= 0.05;
         hi += 0.05;
@@ -37,7 +39,12 @@ pub fn score_chart(records: &[ExperimentRecord]) -> Option<String> {
     let n = points.len();
     let x = |i: usize| {
         let span = WIDTH - PAD_L - PAD_R;
-        PAD_L + if n == 1 { span / 2.0 } else { span * i as f64 / (n - 1) as f64 }
+        PAD_L
+            + if n == 1 {
+                span / 2.0
+            } else {
+                span * i as f64 / (n - 1) as f64
+            }
     };
     let y = |s: f64| PAD_T + (HEIGHT - PAD_T - PAD_B) * (1.0 - (s - lo) / (hi - lo));
     let mut svg = String::new();
@@ -62,7 +69,11 @@ pub fn score_chart(records: &[ExperimentRecord]) -> Option<String> {
         .enumerate()
         .map(|(i, (_, s))| format!("{:.1},{:.1}", x(i), y(*s)))
         .collect();
-    let _ = write!(svg, "<polyline class=\"line\" points=\"{}\"/>", line.join(" "));
+    let _ = write!(
+        svg,
+        "<polyline class=\"line\" points=\"{}\"/>",
+        line.join(" ")
+    );
     let every = n.div_ceil(12).max(1);
     for (i, (r, s)) in points.iter().enumerate() {
         let (px, py) = (x(i), y(*s));
@@ -74,7 +85,9 @@ pub fn score_chart(records: &[ExperimentRecord]) -> Option<String> {
             r.delta.map(|d| format!(" ({d:+.4})")).unwrap_or_default()
         );
         let mark = match r.verdict {
-            Verdict::Keep => format!("<circle class=\"keep\" cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"5\"/>"),
+            Verdict::Keep => {
+                format!("<circle class=\"keep\" cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"5\"/>")
+            }
             Verdict::Revert => format!(
                 "<path class=\"revert\" d=\"M{:.1},{:.1}l8,8m0,-8l-8,8\"/>",
                 px - 4.0,

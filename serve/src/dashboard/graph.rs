@@ -215,14 +215,38 @@ pub fn svg(ir: &Ir, progress: &RunProgress) -> String {
          <defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" \
          markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0,0L10,5L0,10z\" class=\"arrowhead\"/></marker></defs>"
     );
+    // Edges between the same two nodes (`proceed` and `halt` to `end`) are drawn once,
+    // with their labels joined.
+    let mut drawn: Vec<((usize, usize), bool, Vec<String>)> = Vec::new();
     for (ei, e) in ir.edges.iter().enumerate() {
         let (Some(&a), Some(&b)) = (index.get(e.from.as_str()), index.get(e.to.as_str())) else {
             continue;
         };
+        let label = e
+            .label
+            .map(|l| match e.max {
+                Some(m) => format!("{} ≤{m}", l.as_str()),
+                None => l.as_str().to_string(),
+            })
+            .unwrap_or_default();
+        let back = lay.back[ei] || a == b;
+        match drawn
+            .iter_mut()
+            .find(|(k, bk, _)| *k == (a, b) && *bk == back)
+        {
+            Some((_, _, labels)) => labels.push(label),
+            None => drawn.push(((a, b), back, vec![label])),
+        }
+    }
+    for ((a, b), back, labels) in drawn {
         let (x1, y1) = centre(a);
         let (x2, y2) = centre(b);
-        let label = e.label.map(|l| l.as_str()).unwrap_or("");
-        let (path, lx, ly) = if lay.back[ei] || a == b {
+        let labels: Vec<String> = labels.into_iter().filter(|l| !l.is_empty()).collect();
+        let first = labels
+            .first()
+            .map(|l| l.split(' ').next().unwrap_or(""))
+            .unwrap_or("");
+        let (path, lx, ly) = if back {
             // Out of the right side of `a`, around, into the right side of `b`.
             let bend = x1.max(x2) + BOX_W / 2.0 + 36.0;
             (
@@ -247,16 +271,16 @@ pub fn svg(ir: &Ir, progress: &RunProgress) -> String {
                 mid - 2.0,
             )
         };
-        let class = if lay.back[ei] { "edge back" } else { "edge" };
+        let class = if back { "edge back" } else { "edge" };
         let _ = write!(
             s,
-            "<path class=\"{class} l-{label}\" d=\"{path}\" marker-end=\"url(#arrow)\"/>"
+            "<path class=\"{class} l-{first}\" d=\"{path}\" marker-end=\"url(#arrow)\"/>"
         );
-        if !label.is_empty() {
-            let max = e.max.map(|m| format!(" ≤{m}")).unwrap_or_default();
+        if !labels.is_empty() {
             let _ = write!(
                 s,
-                "<text class=\"elabel\" x=\"{lx:.0}\" y=\"{ly:.0}\">{label}{max}</text>"
+                "<text class=\"elabel\" x=\"{lx:.0}\" y=\"{ly:.0}\">{}</text>",
+                esc(&labels.join(" / "))
             );
         }
     }
@@ -316,7 +340,14 @@ fn shorten(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         return s.to_string();
     }
-    let tail: String = s.chars().rev().take(max - 1).collect::<Vec<_>>().into_iter().rev().collect();
+    let tail: String = s
+        .chars()
+        .rev()
+        .take(max - 1)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
     format!("…{tail}")
 }
 

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 use factory_compiler::ir::Ir;
 use factory_runtime::events::tail::Tail;
-use factory_runtime::exec::progress::{Change, RunProgress};
+use factory_runtime::exec::progress::RunProgress;
 use notify::{RecursiveMode, Watcher};
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -106,13 +106,13 @@ impl Follower {
         }
         let mut out = Vec::new();
         for (offset, event) in read.events {
-            let Some(change) = self.progress.apply(&event) else {
+            let Some(changed) = self.progress.apply(&event) else {
                 continue;
             };
-            let node = match &change {
-                Change::Node(id) => serde_json::to_value(self.progress.node(id)).ok(),
-                Change::Run => None,
-            };
+            let nodes: Vec<Value> = changed
+                .iter()
+                .filter_map(|id| serde_json::to_value(self.progress.node(id)).ok())
+                .collect();
             out.push(Update {
                 offset,
                 data: json!({
@@ -123,7 +123,7 @@ impl Follower {
                         "started_at": self.progress.started_at,
                         "ended_at": self.progress.ended_at,
                     },
-                    "node": node,
+                    "nodes": nodes,
                     "gate": self.gate(),
                 }),
             });

@@ -5,11 +5,12 @@ use pulldown_cmark::{Event, Options, Parser, html};
 
 /// `text` as HTML, with any raw HTML escaped.
 pub fn render(text: &str) -> String {
-    let parser = Parser::new_ext(text, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH)
-        .map(|event| match event {
+    let parser = Parser::new_ext(text, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH).map(
+        |event| match event {
             Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
             other => other,
-        });
+        },
+    );
     let mut out = String::new();
     html::push_html(&mut out, parser);
     out

@@ -44,7 +44,11 @@ async fn blocking(view: impl FnOnce() -> String + Send + 'static) -> Response {
         Ok(html) => Html(html).into_response(),
         Err(e) => (
             StatusCode::INTERNAL_SERVER_ERROR,
-            Html(page("Error", &[], &degraded("this page failed", &e.to_string()))),
+            Html(page(
+                "Error",
+                &[],
+                &degraded("this page failed", &e.to_string()),
+            )),
         )
             .into_response(),
     }
@@ -138,8 +142,9 @@ async fn run_events(
     let mut response = Sse::new(sse::stream(follower, changes, from, watch_error))
         .keep_alive(KeepAlive::default())
         .into_response();
-    response
-        .headers_mut()
-        .insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-store"));
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-store"),
+    );
     response
 }

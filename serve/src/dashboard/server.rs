@@ -89,12 +89,13 @@ pub async fn bind(options: Options) -> Result<Bound, DashboardError> {
         _ => Some(auth::new_token().map_err(|source| DashboardError::Token { source })?),
     };
     let at = format!("{host}:{}", options.port);
-    let listener = tokio::net::TcpListener::bind(&at)
-        .await
-        .map_err(|source| DashboardError::Bind {
-            at: at.clone(),
-            source,
-        })?;
+    let listener =
+        tokio::net::TcpListener::bind(&at)
+            .await
+            .map_err(|source| DashboardError::Bind {
+                at: at.clone(),
+                source,
+            })?;
     let addr = listener
         .local_addr()
         .map_err(|source| DashboardError::Bind { at, source })?;
@@ -115,7 +116,10 @@ pub async fn bind(options: Options) -> Result<Bound, DashboardError> {
 
 /// Binds, calls `ready` (to print the URL) and serves until Ctrl-C, on a runtime of
 /// its own: what `factory dashboard` runs.
-pub fn run_until_ctrl_c(options: Options, ready: impl FnOnce(&Bound)) -> Result<(), DashboardError> {
+pub fn run_until_ctrl_c(
+    options: Options,
+    ready: impl FnOnce(&Bound),
+) -> Result<(), DashboardError> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -147,6 +151,9 @@ pub enum DashboardError {
     )]
     Token { source: std::io::Error },
     #[error("the dashboard server stopped: {source}")]
-    #[diagnostic(code(factory::dashboard::serve), help("start it again; nothing was written"))]
+    #[diagnostic(
+        code(factory::dashboard::serve),
+        help("start it again; nothing was written")
+    )]
     Serve { source: std::io::Error },
 }

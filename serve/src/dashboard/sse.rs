@@ -37,7 +37,9 @@ pub fn stream(
 ) -> impl Stream<Item = Result<SseEvent, Infallible>> {
     let mut queue = VecDeque::new();
     if let Some(why) = watch_error {
-        queue.push_back(notice(&format!("{why}; updates come every few seconds instead")));
+        queue.push_back(notice(&format!(
+            "{why}; updates come every few seconds instead"
+        )));
     }
     let state = State {
         follower: Some(follower),
@@ -68,7 +70,8 @@ pub fn stream(
             })
             .await;
             let Ok((follower, read)) = joined else {
-                s.queue.push_back(notice("reading the event log failed; reload the page"));
+                s.queue
+                    .push_back(notice("reading the event log failed; reload the page"));
                 s.done = true;
                 continue;
             };
@@ -83,21 +86,29 @@ pub fn stream(
                         );
                     }
                 }
-                Err(e) => s.queue.push_back(notice(&format!("cannot read the event log: {e}"))),
+                Err(e) => s
+                    .queue
+                    .push_back(notice(&format!("cannot read the event log: {e}"))),
             }
             if follower.corrupt_lines > s.told_corrupt {
                 s.told_corrupt = follower.corrupt_lines;
                 s.queue.push_back(notice(&format!(
-                    "{} unreadable lines in events.jsonl were skipped",
+                    "unreadable lines in events.jsonl skipped: {}",
                     follower.corrupt_lines
                 )));
             }
             if follower.restarted {
-                s.queue.push_back(notice("events.jsonl was truncated or replaced; reload the page"));
+                s.queue.push_back(notice(
+                    "events.jsonl was truncated or replaced; reload the page",
+                ));
                 s.done = true;
             }
             if follower.is_over() {
-                s.queue.push_back(SseEvent::default().event("end").data(follower.progress.status.clone()));
+                s.queue.push_back(
+                    SseEvent::default()
+                        .event("end")
+                        .data(follower.progress.status.clone()),
+                );
                 s.done = true;
             }
             s.follower = Some(follower);

@@ -87,7 +87,7 @@
     var es = new EventSource(live.dataset.src);
     es.addEventListener("update", function (e) {
       var d = JSON.parse(e.data);
-      if (d.node) applyNode(d.node);
+      (d.nodes || []).forEach(applyNode);
       if (d.run) applyRun(d.run);
       if (d.gate) applyGate(d.gate);
       document.body.dataset.updates = String(Number(document.body.dataset.updates || 0) + 1);

@@ -22,7 +22,10 @@ pub fn page(index: usize, path: &Path, id: u32) -> String {
     let name = name_of(path);
     let crumbs = [
         (name.as_str(), format!("/p/{index}/")),
-        (&format!("exp {id:03}") as &str, format!("/p/{index}/exp/{id}")),
+        (
+            &format!("exp {id:03}") as &str,
+            format!("/p/{index}/exp/{id}"),
+        ),
     ];
     let crumbs: Vec<(&str, &str)> = crumbs.iter().map(|(a, b)| (*a, b.as_str())).collect();
     let title = format!("Experiment {id:03}");
@@ -55,7 +58,11 @@ pub fn page(index: usize, path: &Path, id: u32) -> String {
             score(r.score_before),
             score(r.score_after),
             delta(r.delta),
-            if r.notes.is_empty() { String::new() } else { format!("<p>{}</p>", esc(&r.notes)) }
+            if r.notes.is_empty() {
+                String::new()
+            } else {
+                format!("<p>{}</p>", esc(&r.notes))
+            }
         )),
         None => body.push_str("<p><span class=\"tag\">open</span> no verdict yet</p>"),
     }
@@ -87,7 +94,11 @@ pub fn page(index: usize, path: &Path, id: u32) -> String {
         Ok(Some(p)) => {
             let mut s = format!(
                 "<p>{} at <code>{}</code></p>",
-                if p.passed { "<span class=\"pass\">passed</span>" } else { "<span class=\"fail\">failed</span>" },
+                if p.passed {
+                    "<span class=\"pass\">passed</span>"
+                } else {
+                    "<span class=\"fail\">failed</span>"
+                },
                 esc(&p.commit[..p.commit.len().min(10)])
             );
             if let Some(e) = &p.error {
@@ -110,12 +121,18 @@ pub fn page(index: usize, path: &Path, id: u32) -> String {
     body.push_str("<h2>Eval dimensions</h2>");
     body.push_str(&match load_precheck_eval(path, id) {
         Ok(Some(report)) => eval_table(&report),
-        Ok(None) => "<p class=\"muted\">No eval was scored by a precheck of this experiment.</p>".into(),
+        Ok(None) => {
+            "<p class=\"muted\">No eval was scored by a precheck of this experiment.</p>".into()
+        }
         Err(why) => degraded("eval", &why),
     });
     body.push_str("<h2>Reviews and verdicts</h2>");
     let run_id = match &info {
-        Ok(Some(i)) => i.run_key.as_deref().and_then(|k| k.split('/').next()).map(str::to_string),
+        Ok(Some(i)) => i
+            .run_key
+            .as_deref()
+            .and_then(|k| k.split('/').next())
+            .map(str::to_string),
         _ => None,
     };
     body.push_str(&reviews(path, id, run_id.as_deref()));
@@ -132,7 +149,9 @@ fn reviews(project: &Path, id: u32, run_id: Option<&str>) -> String {
             continue;
         };
         for e in found {
-            let Some(ended) = e.data.agent_ended() else { continue };
+            let Some(ended) = e.data.agent_ended() else {
+                continue;
+            };
             let ours = ended.exp_id.as_ref().and_then(|x| x.id()) == Some(id as u64)
                 || (run_id.is_some() && ended.run_id.as_deref() == run_id);
             if let (true, Some(review)) = (ours, &ended.review) {
@@ -152,7 +171,9 @@ fn reviews(project: &Path, id: u32, run_id: Option<&str>) -> String {
     }
     let mut s = String::new();
     for rel in &files {
-        let Some(text) = read_capped(project, rel) else { continue };
+        let Some(text) = read_capped(project, rel) else {
+            continue;
+        };
         s.push_str(&format!(
             "<details open class=\"review\"><summary><code>{}</code></summary>{}</details>",
             esc(rel),
@@ -169,8 +190,8 @@ fn reviews(project: &Path, id: u32, run_id: Option<&str>) -> String {
 /// `None` when missing or outside `.factory/`.
 fn read_capped(project: &Path, rel: &str) -> Option<String> {
     let rel = Path::new(rel);
-    let inside = rel.starts_with(".factory")
-        && rel.components().all(|c| matches!(c, Component::Normal(_)));
+    let inside =
+        rel.starts_with(".factory") && rel.components().all(|c| matches!(c, Component::Normal(_)));
     if !inside {
         return None;
     }

@@ -16,7 +16,10 @@ const RUNS_SHOWN: usize = 15;
 
 pub fn page(index: usize, path: &Path) -> String {
     let name = name_of(path);
-    let mut body = format!("<p class=\"muted\">{}</p>", esc(&path.display().to_string()));
+    let mut body = format!(
+        "<p class=\"muted\">{}</p>",
+        esc(&path.display().to_string())
+    );
     body.push_str("<h2>Runs</h2>");
     body.push_str(&runs(index, path));
     match store::load_history(path) {

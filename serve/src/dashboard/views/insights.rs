@@ -43,7 +43,10 @@ pub fn page(projects: &[PathBuf]) -> String {
     }
     body.push_str("</tbody></table>");
     body.push_str(&counts("Most common revert reasons", &i.revert_reasons));
-    body.push_str(&counts("Checks that fail prechecks most", &i.failing_checks));
+    body.push_str(&counts(
+        "Checks that fail prechecks most",
+        &i.failing_checks,
+    ));
     shell("Insights", &[], &body)
 }
 
@@ -55,7 +58,11 @@ fn counts(title: &str, list: &[Count]) -> String {
     }
     s.push_str("<table><tbody>");
     for c in list {
-        s.push_str(&format!("<tr><td>{}</td><td>{}</td></tr>", c.count, esc(&c.name)));
+        s.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td></tr>",
+            c.count,
+            esc(&c.name)
+        ));
     }
     s + "</tbody></table>"
 }

@@ -29,7 +29,11 @@ pub fn eval_table(report: &EvalReport) -> String {
          <th>result</th><th>details</th></tr></thead><tbody>",
         score(Some(c.total)),
         score(Some(c.threshold)),
-        if c.passed { "<span class=\"pass\">passed</span>" } else { "<span class=\"fail\">below threshold</span>" },
+        if c.passed {
+            "<span class=\"pass\">passed</span>"
+        } else {
+            "<span class=\"fail\">below threshold</span>"
+        },
     );
     for r in &c.results {
         s.push_str(&format!(
@@ -44,7 +48,10 @@ pub fn eval_table(report: &EvalReport) -> String {
     }
     s.push_str("</tbody></table>");
     for v in &c.guard_violations {
-        s.push_str(&format!("<p class=\"fail\">guard violation: {}</p>", esc(v)));
+        s.push_str(&format!(
+            "<p class=\"fail\">guard violation: {}</p>",
+            esc(v)
+        ));
     }
     if !report.skipped.is_empty() {
         let names: Vec<String> = report
@@ -52,7 +59,10 @@ pub fn eval_table(report: &EvalReport) -> String {
             .iter()
             .map(|k| format!("{} ({})", esc(&k.name), esc(&k.reason)))
             .collect();
-        s.push_str(&format!("<p class=\"muted\">skipped: {}</p>", names.join(", ")));
+        s.push_str(&format!(
+            "<p class=\"muted\">skipped: {}</p>",
+            names.join(", ")
+        ));
     }
     s
 }

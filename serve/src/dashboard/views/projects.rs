@@ -38,7 +38,11 @@ pub fn page(projects: &[PathBuf]) -> String {
                     format!("{}", h.records.len()),
                 )
             }
-            Err(e) => ("–".into(), format!("<span class=\"fail\">{}</span>", esc(&e.to_string())), "–".into()),
+            Err(e) => (
+                "–".into(),
+                format!("<span class=\"fail\">{}</span>", esc(&e.to_string())),
+                "–".into(),
+            ),
         };
         let run = list_runs(path)
             .pop()

@@ -45,13 +45,16 @@ pub fn page(index: usize, project: &Path, run_id: &str) -> String {
     );
     let mut notices = String::new();
     if let Err(e) = follower.catch_up() {
-        notices.push_str(&degraded("events", &format!("cannot read events.jsonl: {e}")));
+        notices.push_str(&degraded(
+            "events",
+            &format!("cannot read events.jsonl: {e}"),
+        ));
     }
     if follower.corrupt_lines > 0 {
         notices.push_str(&degraded(
             "events",
             &format!(
-                "{} unreadable lines in events.jsonl were skipped",
+                "unreadable lines in events.jsonl skipped: {}",
                 follower.corrupt_lines
             ),
         ));
@@ -61,10 +64,16 @@ pub fn page(index: usize, project: &Path, run_id: &str) -> String {
         return shell(
             &format!("Run {run_id}"),
             &crumbs,
-            &format!("{notices}{}", degraded("run", "no such run in this project")),
+            &format!(
+                "{notices}{}",
+                degraded("run", "no such run in this project")
+            ),
         );
     }
-    let workflow = ir.as_ref().map(|ir| ir.workflow.name.clone()).unwrap_or_default();
+    let workflow = ir
+        .as_ref()
+        .map(|ir| ir.workflow.name.clone())
+        .unwrap_or_default();
     let mut body = format!(
         "<div id=\"live\" data-src=\"{run_href}/events?from={from}\" data-over=\"{over}\"></div>\
          <p class=\"runhead\">workflow <strong>{wf}</strong> · status <span id=\"run-status\" class=\"tag s-{st}\">{st}</span> \
@@ -80,7 +89,10 @@ pub fn page(index: usize, project: &Path, run_id: &str) -> String {
     );
     body.push_str(&gate_panel(&follower));
     match &ir {
-        Ok(ir) => body.push_str(&format!("<div class=\"graphbox\">{}</div>", graph::svg(ir, p))),
+        Ok(ir) => body.push_str(&format!(
+            "<div class=\"graphbox\">{}</div>",
+            graph::svg(ir, p)
+        )),
         Err(why) => body.push_str(&degraded("graph", why)),
     }
     body.push_str(
@@ -120,5 +132,7 @@ fn gate_panel(follower: &Follower) -> String {
         ),
         None => "<span class=\"muted\">no gate reached yet</span>".into(),
     };
-    format!("<div id=\"gate\" class=\"gate\"><span class=\"muted\">current gate</span> {inner}</div>")
+    format!(
+        "<div id=\"gate\" class=\"gate\"><span class=\"muted\">current gate</span> {inner}</div>"
+    )
 }
