@@ -181,6 +181,19 @@ fn order_rows(rows: &mut [Vec<usize>], dag: &[(usize, usize)], n: usize) {
     }
 }
 
+/// The node ids top to bottom, left to right, as [`svg`] draws them.
+pub fn in_layout_order(ir: &Ir) -> Vec<String> {
+    let lay = layout(ir);
+    let mut ids: Vec<(usize, usize, &str)> = ir
+        .nodes
+        .iter()
+        .zip(&lay.pos)
+        .map(|(n, (l, i))| (*l, *i, n.id.as_str()))
+        .collect();
+    ids.sort();
+    ids.into_iter().map(|(_, _, id)| id.to_string()).collect()
+}
+
 /// The SVG of `ir`, nodes coloured by `progress`.
 pub fn svg(ir: &Ir, progress: &RunProgress) -> String {
     let lay = layout(ir);
@@ -371,6 +384,7 @@ mod tests {
             .map(|(e, _)| (e.from.as_str(), e.to.as_str()))
             .collect();
         assert_eq!(back, vec![("review", "build")]);
+        assert_eq!(in_layout_order(&ir), ["start", "build", "review", "end"]);
         let svg = svg(&ir, &RunProgress::new("r"));
         assert!(svg.contains("data-node=\"review\""), "{svg}");
         assert!(svg.contains("class=\"edge back"), "{svg}");

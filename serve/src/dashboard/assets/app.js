@@ -56,6 +56,8 @@
       st.textContent = r.status;
       st.className = "tag s-" + r.status;
     }
+    var started = document.getElementById("run-started");
+    if (started && r.started_at) started.textContent = r.started_at;
     var el = document.getElementById("run-elapsed");
     if (el) {
       if (r.started_at) el.dataset.since = r.started_at;

@@ -77,7 +77,7 @@ pub fn page(index: usize, project: &Path, run_id: &str) -> String {
     let mut body = format!(
         "<div id=\"live\" data-src=\"{run_href}/events?from={from}\" data-over=\"{over}\"></div>\
          <p class=\"runhead\">workflow <strong>{wf}</strong> · status <span id=\"run-status\" class=\"tag s-{st}\">{st}</span> \
-         · started <span class=\"muted\">{started}</span> · elapsed \
+         · started <span id=\"run-started\" class=\"muted\">{started}</span> · elapsed \
          <span id=\"run-elapsed\" class=\"clock\" data-since=\"{started}\" data-until=\"{ended}\"></span></p>\
          <div id=\"notices\">{notices}</div>",
         from = follower.offset(),
@@ -100,7 +100,7 @@ pub fn page(index: usize, project: &Path, run_id: &str) -> String {
          <th>elapsed</th><th>verdict</th></tr></thead><tbody>",
     );
     let ids: Vec<String> = match &ir {
-        Ok(ir) => ir.nodes.iter().map(|n| n.id.clone()).collect(),
+        Ok(ir) => graph::in_layout_order(ir),
         Err(_) => p.nodes.keys().cloned().collect(),
     };
     for id in ids {
