@@ -92,9 +92,15 @@ impl Dashboard {
 
 /// Starts the scripted run and returns it with its run id once its directory exists.
 fn start_run(p: &Project, ms: u64) -> (Child, String) {
+    let mut child = spawn_run(p, ms);
+    let id = run_id(p, &mut child);
+    (child, id)
+}
+
+fn spawn_run(p: &Project, ms: u64) -> Child {
     fs::write(p.path().join("live.fwf"), WORKFLOW).unwrap();
     fs::write(p.path().join("script.yaml"), script(ms)).unwrap();
-    let child = Command::new(assert_cmd::cargo::cargo_bin("factory"))
+    Command::new(assert_cmd::cargo::cargo_bin("factory"))
         .current_dir(p.path())
         .args([
             "run",
@@ -110,7 +116,12 @@ fn start_run(p: &Project, ms: u64) -> (Child, String) {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// The id of the project's run, once its directory exists (the run is stopped if it
+/// never appears).
+fn run_id(p: &Project, child: &mut Child) -> String {
     let runs = p.path().join(".factory/runs");
     let start = Instant::now();
     loop {
@@ -120,12 +131,13 @@ fn start_run(p: &Project, ms: u64) -> (Child, String) {
             .flatten()
             .find(|e| e.path().join("workflow.fwir").is_file());
         if let Some(e) = found {
-            return (child, e.file_name().to_string_lossy().into_owned());
+            return e.file_name().to_string_lossy().into_owned();
         }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the run never started"
-        );
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the run never started");
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
 }

@@ -117,7 +117,7 @@ pub fn render(insights: &Insights) -> String {
     }
     let _ = writeln!(
         s,
-        "{} experiments with a verdict across {} projects: keep rate {}, mean delta {}",
+        "{} experiments with a verdict across {} project(s): keep rate {}, mean delta {}",
         insights.finalized,
         insights.projects.len(),
         pct(insights.keep_rate),
@@ -199,7 +199,7 @@ fn top(counts: BTreeMap<String, usize>) -> Vec<Count> {
         .map(|(name, count)| Count { name, count })
         .collect();
     // Most common first; ties alphabetically (the map's order, kept by a stable sort).
-    v.sort_by(|a, b| b.count.cmp(&a.count));
+    v.sort_by_key(|c| std::cmp::Reverse(c.count));
     v.truncate(TOP);
     v
 }
