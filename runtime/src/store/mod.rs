@@ -17,7 +17,7 @@ mod info;
 mod record;
 pub mod tsv;
 
-pub use info::{ExperimentInfo, Workspace, run_key};
+pub use info::{ExperimentInfo, Workspace, run_key, run_of_key};
 pub use record::{ExperimentRecord, Outcome, Verdict, round6};
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -35,7 +35,15 @@ impl Hub {
         }
         let (tx, rx) = watch::channel(0u64);
         let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-            if res.is_ok() {
+            // Only the event log matters (locks, checkpoints and reviews change too);
+            // an event without paths (a rescan) may be anything.
+            let relevant = res.is_ok_and(|e| {
+                e.paths.is_empty()
+                    || e.paths
+                        .iter()
+                        .any(|p| p.file_name().is_some_and(|n| n == "events.jsonl"))
+            });
+            if relevant {
                 tx.send_modify(|n| *n = n.wrapping_add(1));
             }
         })

@@ -25,6 +25,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/", get(projects))
         .route("/insights", get(insights))
         .route("/p/{index}/", get(project))
+        .route("/p/{index}", get(project))
         .route("/p/{index}/exp/{id}", get(experiment))
         .route("/p/{index}/run/{run}", get(run))
         .route("/p/{index}/run/{run}/events", get(run_events))

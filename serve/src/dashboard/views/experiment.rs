@@ -131,7 +131,7 @@ pub fn page(index: usize, path: &Path, id: u32) -> String {
         Ok(Some(i)) => i
             .run_key
             .as_deref()
-            .and_then(|k| k.split('/').next())
+            .and_then(store::run_of_key)
             .map(str::to_string),
         _ => None,
     };
