@@ -46,9 +46,10 @@ fn every_built_in_mode_renders_to_fwf_that_compiles_back_to_the_same_ir_text() {
         // From the IR text, as `factory compile X.fwir --emit fwf` does.
         let (ir, _) = parse_text(&text).unwrap();
         let fwf = to_fwf(&ir).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let flat = fwf.lines().map(str::trim_start).all(|l| {
-            !l.starts_with("import ") && !l.starts_with("use ")
-        });
+        let flat = fwf
+            .lines()
+            .map(str::trim_start)
+            .all(|l| !l.starts_with("import ") && !l.starts_with("use "));
         assert!(flat, "{name} is not flat:\n{fwf}");
         assert_eq!(to_text(&compile(&fwf)), text, "{name} does not round-trip");
         // The rendering of the rendering is the same file: it is a fixed point.
@@ -135,21 +136,41 @@ fn irs_with_no_faithful_fwf_are_refused_with_the_reason() {
             "enters the body of parallel `p` from outside",
         ),
         // A parallel node with a way out of its own.
-        ("edge p -> p.a\n", "edge p -> p.a\nedge p -> g fail\n", "parallel node `p` has its own edge to `g`"),
+        (
+            "edge p -> p.a\n",
+            "edge p -> p.a\nedge p -> g fail\n",
+            "parallel node `p` has its own edge to `g`",
+        ),
         // Names .fwf cannot write.
         ("p.a", "p.a-x", "node `p.a-x` is not a .fwf name"),
-        ("workflow w\n", "workflow w-2\n", "its name is not a .fwf name"),
+        (
+            "workflow w\n",
+            "workflow w-2\n",
+            "its name is not a .fwf name",
+        ),
         // A knob bound that is not the knob's value.
         (
             "count=2 count_knob=n",
             "count=3 count_knob=n",
             "count that does not match its knob's value",
         ),
-        ("reloop max=2\n", "reloop max=3 max_knob=n\n", "bounded by knob `n` at 3"),
+        (
+            "reloop max=2\n",
+            "reloop max=3 max_knob=n\n",
+            "bounded by knob `n` at 3",
+        ),
         // A float .fwf has no way to write.
-        ("default=2 min=1 max=4", "default=2 min=1 max=1e300", "the upper bound of knob `n` is the float 1e300"),
+        (
+            "default=2 min=1 max=4",
+            "default=2 min=1 max=1e300",
+            "the upper bound of knob `n` is the float 1e300",
+        ),
         // An attribute the kind cannot carry.
-        ("node pick select", "node pick select timeout=5", "select `pick` has `timeout`"),
+        (
+            "node pick select",
+            "node pick select timeout=5",
+            "select `pick` has `timeout`",
+        ),
         // A read by a name nothing declares with that path.
         (
             "node p.b agent role=\"builder\"",
@@ -203,9 +224,18 @@ fn dotted_names_declare_nodes_parallel_blocks_and_artifacts() {
     );
     let text = to_text(&ir);
     assert!(text.contains("node plan.writer agent role=\"builder\" writes=[{\"name\":\"plan.plan\",\"path\":\"plan.md\"}]"), "{text}");
-    assert!(text.contains("reads=[{\"name\":\"plan.plan\",\"path\":\"plan.md\"}]"), "{text}");
-    assert!(text.contains("edge plan.check -> plan.writer reloop max=2\n"), "{text}");
-    assert!(text.contains("edge tries.all -> tries.all.go.build\n"), "{text}");
+    assert!(
+        text.contains("reads=[{\"name\":\"plan.plan\",\"path\":\"plan.md\"}]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("edge plan.check -> plan.writer reloop max=2\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("edge tries.all -> tries.all.go.build\n"),
+        "{text}"
+    );
     assert!(text.contains("edge tries.all.go.build -> pick\n"), "{text}");
 }
 
@@ -241,7 +271,8 @@ fn a_dotted_name_that_clashes_with_an_instance_a_block_or_a_label_is_fwf002() {
     for (decls, flow, want) in cases {
         let got = errors(&wrap(decls, flow));
         assert!(
-            got.iter().any(|m| m.starts_with("FWF002") && m.contains(want)),
+            got.iter()
+                .any(|m| m.starts_with("FWF002") && m.contains(want)),
             "{decls}: {got:?}"
         );
     }

@@ -16,8 +16,8 @@ mod write;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use layout::{Body, layout};
 use crate::ir::{END, Ir, NodeKind, START, to_text};
+use layout::{Body, layout};
 
 const INDENT: &str = "    ";
 
@@ -87,7 +87,12 @@ fn render(ir: &Ir) -> Result<String, String> {
     {
         return Err(format!("node `{}` is a second {} node", n.id, n.kind));
     }
-    let summary = meta.doc.split("\n\n").next().unwrap_or_default().replace('\n', " ");
+    let summary = meta
+        .doc
+        .split("\n\n")
+        .next()
+        .unwrap_or_default()
+        .replace('\n', " ");
     if meta.description != summary {
         return Err(
             "its description is not the first paragraph of its doc, which is where .fwf \
@@ -209,8 +214,11 @@ fn order<'a>(body: &Body<'a>) -> Vec<&'a crate::ir::Node> {
             }
         }
     }
-    let mut out: Vec<&crate::ir::Node> =
-        post.iter().rev().filter_map(|n| by_name.get(n).copied()).collect();
+    let mut out: Vec<&crate::ir::Node> = post
+        .iter()
+        .rev()
+        .filter_map(|n| by_name.get(n).copied())
+        .collect();
     for (name, n) in by_name {
         if !seen.contains(name) {
             out.push(n);

@@ -727,12 +727,15 @@ impl<'b> Prefixes<'b> {
             && let Some(label) = Label::parse(last)
         {
             return Some((
-                format!("`{name}` ends in the label `{label}`: a flow would read it as the `{label}` edge of `{head}`"),
+                format!(
+                    "`{name}` ends in the label `{label}`: a flow would read it as the `{label}` edge of `{head}`"
+                ),
                 "ambiguous name",
                 format!("rename it, e.g. `{head}_{label}`"),
             ));
         }
-        let head = Self::heads(name).find(|h| self.instances.contains(h) || self.parallels.contains(h))?;
+        let head =
+            Self::heads(name).find(|h| self.instances.contains(h) || self.parallels.contains(h))?;
         let what = if self.instances.contains(head) {
             "instance"
         } else {

@@ -502,10 +502,10 @@ fn every_mutant_renders_to_fwf_that_compiles_back_or_is_refused_for_a_known_reas
                     }
                     Err(e) => {
                         let why = e.to_string();
-                        let reason = KNOWN
-                            .iter()
-                            .find(|k| why.contains(**k))
-                            .unwrap_or_else(|| panic!("{what}: refused for an unexpected reason: {why}"));
+                        let reason =
+                            KNOWN.iter().find(|k| why.contains(**k)).unwrap_or_else(|| {
+                                panic!("{what}: refused for an unexpected reason: {why}")
+                            });
                         *refused.entry((name, *reason)).or_default() += 1;
                     }
                 }

@@ -65,7 +65,13 @@ pub(super) fn check_name(what: &str, name: &str) -> Result<(), String> {
 /// A doc comment: `prefix` (`///` or `//!`) before each line. `docs_text` strips one
 /// space after the marker and trailing whitespace, so a doc with other whitespace at
 /// its ends cannot come back the same.
-pub(super) fn doc(out: &mut String, indent: &str, prefix: &str, what: &str, text: &str) -> Result<(), String> {
+pub(super) fn doc(
+    out: &mut String,
+    indent: &str,
+    prefix: &str,
+    what: &str,
+    text: &str,
+) -> Result<(), String> {
     let normal = text.trim() == text && text.lines().all(|l| l.trim_end() == l);
     if !normal || text.contains('\r') {
         return Err(format!(
@@ -123,7 +129,10 @@ pub(super) fn knob(out: &mut String, k: &Knob) -> Result<(), String> {
             let lo = literal(&format!("the lower bound of knob `{}`", k.name), lo)?;
             let hi = literal(&format!("the upper bound of knob `{}`", k.name), hi)?;
             if lo.starts_with('"') || hi.starts_with('"') || lo == "true" || lo == "false" {
-                return Err(format!("knob `{}` has a bound that is not a number", k.name));
+                return Err(format!(
+                    "knob `{}` has a bound that is not a number",
+                    k.name
+                ));
             }
             let _ = write!(line, " in {lo}..={hi}");
         }
@@ -178,7 +187,10 @@ pub(super) fn node(
     let name = body.local(&n.id);
     check_name("node", &n.id)?;
     if name == START || name == END {
-        return Err(format!("node `{}` would be declared as `{name}`, a reserved name", n.id));
+        return Err(format!(
+            "node `{}` would be declared as `{name}`, a reserved name",
+            n.id
+        ));
     }
     let a = &n.attrs;
     reject_foreign(n)?;
@@ -190,21 +202,22 @@ pub(super) fn node(
     match n.kind {
         NodeKind::Agent => {
             let role = a.role.as_deref().ok_or_else(|| {
-                format!("agent `{}` has no role; in .fwf an agent always has one", n.id)
+                format!(
+                    "agent `{}` has no role; in .fwf an agent always has one",
+                    n.id
+                )
             })?;
             attrs.push(("role", word(role)));
         }
-        NodeKind::Fn | NodeKind::Study => {
-            match &a.run {
-                Some(run) => {
-                    let _ = write!(head, " {}", quote(run));
-                }
-                None if n.kind == NodeKind::Fn => {
-                    return Err(format!("fn `{}` has no command", n.id));
-                }
-                None => {}
+        NodeKind::Fn | NodeKind::Study => match &a.run {
+            Some(run) => {
+                let _ = write!(head, " {}", quote(run));
             }
-        }
+            None if n.kind == NodeKind::Fn => {
+                return Err(format!("fn `{}` has no command", n.id));
+            }
+            None => {}
+        },
         NodeKind::Gate => {
             let by = match (a.evaluator, &a.role, &a.run) {
                 (Some(Evaluator::Agent), Some(role), None) if is_ident(role) => {
@@ -230,7 +243,12 @@ pub(super) fn node(
             Some(s) if is_ident(s) => {
                 let _ = write!(head, " by {s}");
             }
-            _ => return Err(format!("select `{}` has no strategy that is a plain name", n.id)),
+            _ => {
+                return Err(format!(
+                    "select `{}` has no strategy that is a plain name",
+                    n.id
+                ));
+            }
         },
         _ => {}
     }
@@ -461,7 +479,10 @@ pub(super) fn flow(stmts: &BTreeSet<Stmt>, order: &[&str]) -> Vec<String> {
         if name == START {
             0
         } else {
-            order.iter().position(|n| *n == name).map_or(usize::MAX, |i| i + 1)
+            order
+                .iter()
+                .position(|n| *n == name)
+                .map_or(usize::MAX, |i| i + 1)
         }
     };
     let mut groups: BTreeMap<Key, Vec<String>> = BTreeMap::new();
