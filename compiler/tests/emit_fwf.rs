@@ -52,6 +52,8 @@ fn every_built_in_mode_renders_to_fwf_that_compiles_back_to_the_same_ir_text() {
             .all(|l| !l.starts_with("import ") && !l.starts_with("use "));
         assert!(flat, "{name} is not flat:\n{fwf}");
         assert_eq!(to_text(&compile(&fwf)), text, "{name} does not round-trip");
+        // `factory fmt` leaves it as it is.
+        assert_eq!(factory_compiler::format::format(&fwf), fwf, "{name}");
         // The rendering of the rendering is the same file: it is a fixed point.
         assert_eq!(to_fwf(&compile(&fwf)).unwrap(), fwf, "{name}");
     }

@@ -180,7 +180,11 @@ pub fn dotted<'t>(toks: &[Tok], text: &'t str, i: usize) -> (usize, usize, &'t s
     {
         last += 2;
     }
-    (first, last, &text[toks[first].span.start..toks[last].span.end])
+    (
+        first,
+        last,
+        &text[toks[first].span.start..toks[last].span.end],
+    )
 }
 
 /// The symbol under the cursor at byte `offset`.

@@ -70,7 +70,11 @@ fn a_dotted_node_in_a_flow_goes_to_its_declaration_from_any_part_of_the_name() {
     for shift in [0, 3, 5, 10] {
         let range = definition_at(&mut world, &uri, at("exp.builder -> end", shift));
         assert_eq!(range.start, at("exp.builder {", 0), "shift {shift}");
-        assert_eq!(range.end, at("exp.builder {", "exp.builder".len()), "shift {shift}");
+        assert_eq!(
+            range.end,
+            at("exp.builder {", "exp.builder".len()),
+            "shift {shift}"
+        );
     }
     let md = hover_md(&mut world, &uri, at("plan.writer ->", 6));
     assert!(md.contains("plan.writer"), "{md}");

@@ -48,6 +48,10 @@ impl Body<'_> {
     }
 }
 
+/// A parallel body's exits: each (source, label) with the places it leads to, in the
+/// names of the body that declares the parallel node.
+type Ways = BTreeMap<(String, Option<Label>), BTreeSet<String>>;
+
 /// Every body of `ir`; index 0 is the workflow's.
 pub(super) fn layout(ir: &Ir) -> Result<Vec<Body<'_>>, String> {
     let mut bodies = vec![Body::default()];
@@ -84,8 +88,7 @@ pub(super) fn layout(ir: &Ir) -> Result<Vec<Body<'_>>, String> {
         }
     };
     // For each parallel body: its exits (source, label) and where each leads.
-    let mut exits: BTreeMap<usize, BTreeMap<(String, Option<Label>), BTreeSet<String>>> =
-        BTreeMap::new();
+    let mut exits: BTreeMap<usize, Ways> = BTreeMap::new();
     for e in &ir.edges {
         for id in [&e.from, &e.to] {
             if ir.node(id).is_none() {
