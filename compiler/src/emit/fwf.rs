@@ -35,6 +35,10 @@ pub fn to_fwf(ir: &Ir) -> Result<String, FwfError> {
         workflow: ir.workflow.name.clone(),
         why,
     };
+    // Lookups by id need the canonical order; an IR built by hand may not have it.
+    let mut ir = ir.clone();
+    ir.canonicalize();
+    let ir = &ir;
     let text = render(ir).map_err(fail)?;
     let key = format!("{}.fwf", ir.workflow.name);
     match crate::driver::compile_text(&key, &text) {

@@ -117,23 +117,20 @@ pub(super) fn knob(out: &mut String, k: &Knob) -> Result<(), String> {
         return Err(format!("knob `{}` has a dotted name", k.name));
     }
     let what = format!("the default of knob `{}`", k.name);
-    let ty = crate::ir::text::knob_type_str(k.ty);
-    let mut line = format!("knob {}: {ty} = {}", k.name, literal(&what, &k.default)?);
-    // The lowering turns an int default of a float knob into a float: write it so.
+    // The lowering makes an int default of a float knob a float: an int cannot come back.
     if k.ty == KnobType::Float && matches!(k.default, Literal::Int(_)) {
         return Err(format!("{what} is an int, but the knob is a float"));
     }
+    let ty = crate::ir::text::knob_type_str(k.ty);
+    let mut line = format!("knob {}: {ty} = {}", k.name, literal(&what, &k.default)?);
+    let number = |l: &Literal| matches!(l, Literal::Int(_) | Literal::Float(_));
     match (&k.min, &k.max, k.choices.is_empty()) {
         (None, None, true) => {}
-        (Some(lo), Some(hi), true) if matches!(k.ty, KnobType::Int | KnobType::Float) => {
+        (Some(lo), Some(hi), true)
+            if matches!(k.ty, KnobType::Int | KnobType::Float) && number(lo) && number(hi) =>
+        {
             let lo = literal(&format!("the lower bound of knob `{}`", k.name), lo)?;
             let hi = literal(&format!("the upper bound of knob `{}`", k.name), hi)?;
-            if lo.starts_with('"') || hi.starts_with('"') || lo == "true" || lo == "false" {
-                return Err(format!(
-                    "knob `{}` has a bound that is not a number",
-                    k.name
-                ));
-            }
             let _ = write!(line, " in {lo}..={hi}");
         }
         (None, None, false) => {
