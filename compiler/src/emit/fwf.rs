@@ -10,7 +10,9 @@
 //! that means something else. Every rendering is compiled again and compared with the
 //! IR before it is returned, so a file it returns is faithful by construction.
 
+mod flow;
 mod layout;
+mod words;
 mod write;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -70,7 +72,7 @@ pub fn to_fwf(ir: &Ir) -> Result<String, FwfError> {
 
 fn render(ir: &Ir) -> Result<String, String> {
     let meta = &ir.workflow;
-    if !write::is_ident(&meta.name) {
+    if !words::is_ident(&meta.name) {
         return Err(format!(
             "its name is not a .fwf name (letters, digits and `_`); rename it, e.g. `{}`",
             meta.name.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
@@ -107,7 +109,7 @@ fn render(ir: &Ir) -> Result<String, String> {
     let bodies = layout(ir)?;
     let mut out = String::new();
     if !meta.doc.is_empty() {
-        write::doc(&mut out, "", "//!", "the workflow", &meta.doc)?;
+        words::doc(&mut out, "", "//!", "the workflow", &meta.doc)?;
     }
     let headless = if meta.headless { "headless " } else { "" };
     let _ = writeln!(out, "{headless}workflow {} {{", meta.name);
@@ -116,7 +118,7 @@ fn render(ir: &Ir) -> Result<String, String> {
         let name = input
             .name
             .as_deref()
-            .filter(|n| write::is_ident(n))
+            .filter(|n| words::is_ident(n))
             .ok_or_else(|| {
                 format!(
                     "its input {} has no name that is a plain word; .fwf declares inputs as \
@@ -124,7 +126,7 @@ fn render(ir: &Ir) -> Result<String, String> {
                     input.path
                 )
             })?;
-        let _ = writeln!(out, "{INDENT}input {name} = {}", write::quote(&input.path));
+        let _ = writeln!(out, "{INDENT}input {name} = {}", words::quote(&input.path));
         gap = true;
     }
     let mut knobs: Vec<_> = ir.knobs.iter().collect();
@@ -170,7 +172,7 @@ fn write_body(
             continue;
         }
         if let Some(d) = &n.attrs.doc {
-            write::doc(out, indent, "///", &format!("parallel node `{}`", n.id), d)?;
+            words::doc(out, indent, "///", &format!("parallel node `{}`", n.id), d)?;
         }
         let _ = writeln!(out, "{indent}{}", write::parallel_head(ir, body, n)?);
         let child = children.get(n.id.as_str()).copied().unwrap_or_default();
@@ -182,7 +184,7 @@ fn write_body(
     }
     let local: Vec<&str> = order.iter().map(|n| body.local(&n.id)).collect();
     let _ = writeln!(out, "{indent}flow {{");
-    for line in write::flow(&body.stmts, &local) {
+    for line in flow::flow(&body.stmts, &local) {
         let _ = writeln!(out, "{deeper}{line}");
     }
     let _ = writeln!(out, "{indent}}}");

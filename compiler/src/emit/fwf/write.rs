@@ -1,114 +1,18 @@
-//! Writing the parts of a `.fwf` file: doc comments, values, node declarations and
-//! flow statements. Every value is checked to read back as the same IR value; what
-//! cannot is an error saying which node and attribute.
+//! Writing declarations: knobs, nodes and `parallel` block headers, with every
+//! attribute the IR holds. Every value is checked to read back as the same IR value;
+//! what cannot is an error saying which node and attribute.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::layout::{Body, Bound, Stmt};
+use super::layout::Body;
+use super::words::{check_name, doc, is_dotted, is_ident, literal, quote};
 use crate::ir::{
-    Artifact, Attrs, Check, END, Evaluator, Ir, Knob, KnobType, Label, Literal, Node, NodeKind,
-    START,
+    Artifact, Attrs, Check, END, Evaluator, Ir, Knob, KnobType, Literal, Node, NodeKind, START,
 };
 
 /// Indentation per block level.
 const INDENT: &str = "    ";
-
-/// A `.fwf` string literal: the escapes the parser decodes (`\"`, `\\`, `\n`, `\t`).
-pub(super) fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-pub(super) fn is_ident(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-/// A name as the grammar's `qual_ident` reads it: identifiers joined by dots.
-pub(super) fn is_dotted(s: &str) -> bool {
-    s.split('.').all(is_ident)
-}
-
-/// A declared name: dotted, and not ending in a label (`x.proceed` is the label of `x`).
-pub(super) fn check_name(what: &str, name: &str) -> Result<(), String> {
-    if !is_dotted(name) {
-        return Err(format!(
-            "{what} `{name}` is not a .fwf name (letters, digits and `_`, not starting with \
-             a digit, joined by dots)"
-        ));
-    }
-    if let Some((_, last)) = name.rsplit_once('.')
-        && Label::parse(last).is_some()
-    {
-        return Err(format!(
-            "{what} `{name}` ends in a label, which a flow would read as a verdict"
-        ));
-    }
-    Ok(())
-}
-
-/// A doc comment: `prefix` (`///` or `//!`) before each line. `docs_text` strips one
-/// space after the marker and trailing whitespace, so a doc with other whitespace at
-/// its ends cannot come back the same.
-pub(super) fn doc(
-    out: &mut String,
-    indent: &str,
-    prefix: &str,
-    what: &str,
-    text: &str,
-) -> Result<(), String> {
-    let normal = text.trim() == text && text.lines().all(|l| l.trim_end() == l);
-    if !normal || text.contains('\r') {
-        return Err(format!(
-            "the doc comment of {what} has whitespace at the start or end of a line that a \
-             doc comment cannot keep"
-        ));
-    }
-    for line in text.split('\n') {
-        if line.is_empty() {
-            let _ = writeln!(out, "{indent}{prefix}");
-        } else {
-            let _ = writeln!(out, "{indent}{prefix} {line}");
-        }
-    }
-    Ok(())
-}
-
-/// A literal as the grammar reads it back to the same value.
-pub(super) fn literal(what: &str, lit: &Literal) -> Result<String, String> {
-    match lit {
-        Literal::Bool(b) => Ok(b.to_string()),
-        Literal::Int(i) => Ok(i.to_string()),
-        Literal::Str(s) => Ok(quote(s)),
-        Literal::Float(f) => {
-            let s = f.as_str();
-            let digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
-            let body = s.strip_prefix('-').unwrap_or(s);
-            match body.split_once('.') {
-                Some((a, b)) if digits(a) && digits(b) => Ok(s.to_string()),
-                _ => Err(format!(
-                    "{what} is the float {s}, which .fwf cannot write (only digits with a \
-                     decimal point)"
-                )),
-            }
-        }
-    }
-}
 
 /// `knob name: type = default [in bounds] [expandable]`.
 pub(super) fn knob(out: &mut String, k: &Knob) -> Result<(), String> {
@@ -448,100 +352,4 @@ pub(super) fn parallel_head(ir: &Ir, body: &Body<'_>, p: &Node) -> Result<String
         "parallel {}({count}) in worktrees {{",
         body.local(&p.id)
     ))
-}
-
-/// A term of a flow statement: `name`, `name.label`, `name.reloop(max N)`.
-fn term(from: &str, label: Option<Label>, bound: &Option<Bound>) -> String {
-    let mut t = from.to_string();
-    if let Some(l) = label {
-        let _ = write!(t, ".{l}");
-    }
-    match bound {
-        Some(Bound::Count(n)) => {
-            let _ = write!(t, "(max {n})");
-        }
-        Some(Bound::Knob(k)) => {
-            let _ = write!(t, "(max {k})");
-        }
-        None => {}
-    }
-    t
-}
-
-/// The statements of a body's flow, as chains where the edges allow it
-/// (`start -> a -> b -> c`, `split -> x, y -> merged -> next`): every edge exactly once.
-pub(super) fn flow(stmts: &BTreeSet<Stmt>, order: &[&str]) -> Vec<String> {
-    type Key = (String, Option<Label>, Option<Bound>);
-    let rank = |name: &str| {
-        if name == START {
-            0
-        } else {
-            order
-                .iter()
-                .position(|n| *n == name)
-                .map_or(usize::MAX, |i| i + 1)
-        }
-    };
-    let mut groups: BTreeMap<Key, Vec<String>> = BTreeMap::new();
-    for s in stmts {
-        groups
-            .entry((s.from.clone(), s.label, s.bound.clone()))
-            .or_default()
-            .push(s.to.clone());
-    }
-    for targets in groups.values_mut() {
-        targets.sort_by_key(|t| (t == END, rank(t), t.clone()));
-    }
-    let mut keys: Vec<Key> = groups.keys().cloned().collect();
-    keys.sort_by_key(|k| (rank(&k.0), k.1, k.2.clone(), k.0.clone()));
-    let plain = |name: &str| (name.to_string(), None, None);
-    let mut done: BTreeSet<Key> = BTreeSet::new();
-    let mut lines = Vec::new();
-    for key in keys {
-        if done.contains(&key) {
-            continue;
-        }
-        done.insert(key.clone());
-        let mut line = term(&key.0, key.1, &key.2);
-        let mut targets = groups[&key].clone();
-        loop {
-            let _ = write!(line, " -> {}", targets.join(", "));
-            let next: Option<Vec<String>> = match targets.as_slice() {
-                [one] => groups
-                    .get(&plain(one))
-                    .filter(|_| !done.contains(&plain(one)))
-                    .map(|t| {
-                        done.insert(plain(one));
-                        t.clone()
-                    }),
-                many => {
-                    // Fan-in: every branch goes on, plainly, to the one same node.
-                    let ways: Vec<Option<&Vec<String>>> = many
-                        .iter()
-                        .map(|t| {
-                            let only_way = groups.keys().filter(|k| k.0 == *t).count() == 1;
-                            groups
-                                .get(&plain(t))
-                                .filter(|v| only_way && v.len() == 1 && !done.contains(&plain(t)))
-                        })
-                        .collect();
-                    let first = ways.first().copied().flatten();
-                    if first.is_some() && ways.iter().all(|w| *w == first) {
-                        for t in many {
-                            done.insert(plain(t));
-                        }
-                        first.cloned()
-                    } else {
-                        None
-                    }
-                }
-            };
-            match next {
-                Some(t) => targets = t,
-                None => break,
-            }
-        }
-        lines.push(line);
-    }
-    lines
 }
