@@ -6,6 +6,8 @@ use std::path::Path;
 use assert_cmd::Command;
 use predicates::prelude::*;
 
+mod support;
+
 fn factory(dir: &Path) -> Command {
     let mut cmd = Command::cargo_bin("factory").expect("the factory binary is built");
     cmd.current_dir(dir);
@@ -310,4 +312,151 @@ fn the_suggest_command_answers_where_the_offline_lists_run_out() {
         offline.contains("task=\"Do it. "),
         "a sentence appended offline: {offline}"
     );
+}
+
+/// A workflow of plain commands whose IR has the dotted ids of an inlined instance.
+const TINY: &str = r#"subgraph step() {
+    fn make "echo one > .factory/one.txt" {
+        writes: made = ".factory/one.txt"
+        check: exists
+    }
+    flow { start -> make -> end }
+}
+
+workflow tiny {
+    use step() as first
+    fn show "cat .factory/one.txt" {
+        reads: first.made
+    }
+    flow { start -> first -> show -> end }
+}
+"#;
+
+/// Registers IR text as the search would (its file under .factory/evolve/modes/ and its
+/// SHA-256 in modes.json) and returns the candidate's name.
+fn register(dir: &Path, ir: &str) -> String {
+    let name = "evolve-gen1-0123abcd";
+    let modes = dir.join(".factory/evolve/modes");
+    fs::create_dir_all(&modes).unwrap();
+    fs::write(modes.join(format!("{name}.fwir")), ir).unwrap();
+    let registry = serde_json::json!({
+        name: {
+            "file": format!("modes/{name}.fwir"),
+            "sha256": factory_runtime::events::chain::sha256_hex(ir.as_bytes()),
+            "hash": "0123abcd0123abcd",
+            "fitness": 0.5,
+            "generation": 1,
+        }
+    });
+    fs::write(
+        dir.join(".factory/evolve/modes.json"),
+        serde_json::to_vec_pretty(&registry).unwrap(),
+    )
+    .unwrap();
+    name.to_string()
+}
+
+fn stdout_of(cmd: &mut Command) -> String {
+    String::from_utf8(cmd.assert().code(0).get_output().stdout.clone()).unwrap()
+}
+
+#[test]
+fn promotion_writes_a_fwf_that_compiles_to_the_same_ir_and_the_mode_runs_from_it() {
+    // A committed project (the demo) with its config: what `factory run` needs.
+    let target = tempfile::tempdir().unwrap();
+    let p = support::Project::committed(target.path());
+    let dir = p.path();
+    let factory = |_: &Path| p.command(&[]);
+    fs::write(dir.join("tiny.fwf"), TINY).unwrap();
+    factory(dir)
+        .args(["compile", "tiny.fwf", "-o", "tiny.fwir"])
+        .assert()
+        .code(0);
+    let ir = fs::read_to_string(dir.join("tiny.fwir")).unwrap();
+    assert!(ir.contains("node first.make fn"), "{ir}");
+    let name = register(dir, &ir);
+
+    let out = stdout_of(factory(dir).args(["evolve", "promote", &name, "--as", "tiny2"]));
+    assert!(out.contains("tiny2.fwf, its editable source"), "{out}");
+    let workflows = dir.join(".factory/workflows");
+    assert_eq!(
+        fs::read_to_string(workflows.join("tiny2.fwir")).unwrap(),
+        ir
+    );
+    let fwf = fs::read_to_string(workflows.join("tiny2.fwf")).unwrap();
+    assert!(
+        fwf.contains("fn first.make \"echo one > .factory/one.txt\" {"),
+        "{fwf}"
+    );
+    assert!(fwf.contains("reads: first.made"), "{fwf}");
+    // The .fwf is the same mode: it compiles to the promoted IR, byte for byte.
+    let back =
+        stdout_of(factory(dir).args(["compile", ".factory/workflows/tiny2.fwf", "--emit", "ir"]));
+    assert_eq!(back, ir);
+
+    // One mode, listed once, from its editable source; and it runs.
+    let modes = stdout_of(factory(dir).arg("modes"));
+    let listed: Vec<&str> = modes.lines().filter(|l| l.starts_with("tiny2 ")).collect();
+    assert_eq!(listed.len(), 1, "{modes}");
+    assert!(
+        listed[0].ends_with(".factory/workflows/tiny2.fwf"),
+        "{modes}"
+    );
+    let compiled = stdout_of(factory(dir).args(["compile", "tiny2", "--emit", "fwf"]));
+    assert_eq!(
+        compiled, fwf,
+        "`tiny2` resolves to the .fwf, which renders to itself"
+    );
+    let run = factory(dir)
+        .args(["run", "tiny2"])
+        .assert()
+        .code(0)
+        .get_output()
+        .clone();
+    let shown = format!(
+        "{}{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(
+        fs::read_to_string(dir.join(".factory/one.txt")).unwrap(),
+        "one\n",
+        "{shown}"
+    );
+
+    // Promoting again under the same name is refused: the mode exists.
+    factory(dir)
+        .args(["evolve", "promote", &name, "--as", "tiny2"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("already has a mode `tiny2`"));
+}
+
+#[test]
+fn an_ir_with_no_faithful_fwf_is_promoted_as_ir_and_the_output_says_why() {
+    // A committed project (the demo) with its config: what `factory run` needs.
+    let target = tempfile::tempdir().unwrap();
+    let p = support::Project::committed(target.path());
+    let dir = p.path();
+    let factory = |_: &Path| p.command(&[]);
+    fs::write(dir.join("tiny.fwf"), TINY).unwrap();
+    factory(dir)
+        .args(["compile", "tiny.fwf", "-o", "tiny.fwir"])
+        .assert()
+        .code(0);
+    // A name .fwf cannot declare (IR text takes `-` in names).
+    let ir = fs::read_to_string(dir.join("tiny.fwir"))
+        .unwrap()
+        .replace("workflow tiny\n", "workflow tiny-x\n");
+    let name = register(dir, &ir);
+    let out = stdout_of(factory(dir).args(["evolve", "promote", &name, "--as", "tinyx"]));
+    assert!(
+        out.contains("no .fwf was written: workflow `tiny-x` cannot be written as .fwf: its name is not a .fwf name"),
+        "{out}"
+    );
+    let workflows = dir.join(".factory/workflows");
+    assert!(workflows.join("tinyx.fwir").is_file());
+    assert!(!workflows.join("tinyx.fwf").exists());
+    factory(dir).args(["run", "tinyx"]).assert().code(0);
+    assert!(dir.join(".factory/one.txt").is_file());
 }

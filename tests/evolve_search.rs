@@ -133,6 +133,12 @@ fn the_search_finds_the_extra_qa_loop_the_held_out_project_confirms_it_and_it_ru
     let promoted = factory(dir, home, &["evolve", "promote", &name, "--as", "improve4"]);
     assert!(promoted.status.success(), "{}", text(&promoted));
     assert!(dir.join(".factory/workflows/improve4.fwir").is_file());
+    // Beside it, its editable source, which `factory run improve4` now compiles.
+    assert!(
+        dir.join(".factory/workflows/improve4.fwf").is_file(),
+        "{}",
+        text(&promoted)
+    );
 
     // The promoted mode runs like a built-in one: here it keeps what improve reverts.
     let script = Path::new(SUITE).join("counters/replay.yaml");

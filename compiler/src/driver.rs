@@ -313,3 +313,27 @@ fn why_unreadable(e: &std::io::Error) -> String {
         e.to_string()
     }
 }
+
+/// Compiles `.fwf` source text held in memory (a file rendered from an IR, which
+/// imports at most the standard library) under database key `key`: its first
+/// workflow's IR, or every diagnostic when one is an error. Roles are not checked: the
+/// text has no project around it.
+pub fn compile_text(key: &str, text: &str) -> Result<Ir, Vec<Located>> {
+    let mut db = Database::new(Arc::new(FsLoader::default()), None);
+    let file = db.set_text(key, text.to_string());
+    let mut sources = Sources::default();
+    let diags: Vec<Located> = file_diagnostics(&db, file)
+        .iter()
+        .map(|d| Located {
+            diagnostic: d.clone(),
+            source: sources.of(&db, &d.file),
+        })
+        .collect();
+    if diags.iter().any(|d| d.diagnostic.is_error()) {
+        return Err(diags);
+    }
+    match lower_file(&db, file).workflows.first() {
+        Some(w) => Ok(w.ir.clone()),
+        None => Err(diags),
+    }
+}

@@ -91,8 +91,11 @@ pub struct Mode {
     pub overrides: bool,
 }
 
-/// Every mode available in `project`: the project's `.factory/workflows/*.fwf`, then the
-/// built-in modes they do not override; sorted by name.
+/// Every mode available in `project`: the project's `.factory/workflows/*.fwf` and
+/// `*.fwir`, the registered candidates of the outer loop, then the built-in modes they
+/// do not override; sorted by name. A name is one mode: a promoted mode has both
+/// `NAME.fwir` (the IR as scored) and `NAME.fwf` (its rendering, which compiles to the
+/// same IR), and the `.fwf`, the one a person edits, is the mode.
 pub fn modes(project: &Path) -> Vec<Mode> {
     let mut out: Vec<Mode> = Vec::new();
     let factory = project.join(".factory");

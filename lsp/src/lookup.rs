@@ -157,6 +157,36 @@ pub fn term_name(text: &str) -> &str {
     }
 }
 
+/// The dotted name (`plan.plan`, `experiment.trial.built`) that identifier token `i` is
+/// part of: the first and last token of the chain, its span and its text. The lexer
+/// splits at the dots; a name has no spaces around them.
+pub fn dotted<'t>(toks: &[Tok], text: &'t str, i: usize) -> (usize, usize, &'t str) {
+    let joined = |a: &Tok, b: &Tok| a.span.end == b.span.start;
+    let is = |j: usize, what: &str| toks.get(j).is_some_and(|t| &text[t.span.clone()] == what);
+    let ident = |j: usize| toks.get(j).is_some_and(|t| t.kind == TokKind::Ident);
+    let (mut first, mut last) = (i, i);
+    while first >= 2
+        && is(first - 1, ".")
+        && ident(first - 2)
+        && joined(&toks[first - 2], &toks[first - 1])
+        && joined(&toks[first - 1], &toks[first])
+    {
+        first -= 2;
+    }
+    while is(last + 1, ".")
+        && ident(last + 2)
+        && joined(&toks[last], &toks[last + 1])
+        && joined(&toks[last + 1], &toks[last + 2])
+    {
+        last += 2;
+    }
+    (
+        first,
+        last,
+        &text[toks[first].span.start..toks[last].span.end],
+    )
+}
+
 /// The symbol under the cursor at byte `offset`.
 pub fn symbol_at(parsed: &Parsed, text: &str, offset: usize) -> Option<Hit> {
     let mut best: Option<(&Loc, &Range<usize>)> = None;
@@ -303,6 +333,21 @@ fn from_word(parsed: &Parsed, text: &str, offset: usize) -> Option<Hit> {
     if matches!(before.as_slice(), [":", "role"] | ["(", "agent"]) {
         return hit(Symbol::Role { name: word.into() });
     }
+    // A dotted artifact name written in this declaration (`writes: plan.plan = ...`, as a
+    // flattened file has them), wherever in the name the cursor is.
+    let (first, last, name) = dotted(&toks, text, i);
+    if name.contains('.') {
+        let artifact = Symbol::Artifact {
+            decl: decl.name.clone(),
+            name: name.into(),
+        };
+        if declaration_in(parsed, text, &artifact).is_some() {
+            return Some(Hit {
+                symbol: artifact,
+                span: toks[first].span.start..toks[last].span.end,
+            });
+        }
+    }
     if before.first() == Some(&".") {
         // `study.combined`: artifact `combined` of the subgraph instance `study`.
         let alias = i.checked_sub(2).map(|j| &toks[j])?;
@@ -361,16 +406,19 @@ pub fn artifact_declaration(
     let toks = tokens(text);
     let at = |i: usize| toks.get(i).map(|t| &text[t.span.clone()]);
     toks.iter().enumerate().find_map(|(i, t)| {
-        let named_write = t.kind == TokKind::Ident
-            && range.start <= t.span.start
-            && t.span.end <= range.end
-            && &text[t.span.clone()] == name
-            && at(i + 1) == Some("=")
-            && toks.get(i + 2).is_some_and(|n| n.kind == TokKind::Str)
+        if t.kind != TokKind::Ident || t.span.start < range.start || t.span.end > range.end {
+            return None;
+        }
+        // The whole (possibly dotted) name, from its first token.
+        let (first, last, written) = dotted(&toks, text, i);
+        let named_write = first == i
+            && written == name
+            && at(last + 1) == Some("=")
+            && toks.get(last + 2).is_some_and(|n| n.kind == TokKind::Str)
             && i.checked_sub(1)
                 .and_then(at)
                 .is_some_and(|p| p == ":" || p == ",");
-        named_write.then(|| t.span.clone())
+        named_write.then(|| t.span.start..toks[last].span.end)
     })
 }
 
@@ -485,20 +533,26 @@ fn value_references(
             continue;
         }
         match t.kind {
-            TokKind::Ident if &text[t.span.clone()] == name => {
-                let prev = i.checked_sub(1).map(|j| &text[toks[j].span.clone()]);
-                let next = toks.get(i + 1).map(|n| &text[n.span.clone()]);
+            TokKind::Ident => {
+                // Whole names only: `plan` is not in `plan.plan`, nor `plan.plan` in
+                // `x.plan.plan`.
+                let (first, last, written) = dotted(&toks, text, i);
+                if first != i || written != name {
+                    continue;
+                }
+                let span = t.span.start..toks[last].span.end;
+                let next = toks.get(last + 1).map(|n| &text[n.span.clone()]);
                 let declares = i >= 1 && matches!(&text[toks[i - 1].span.clone()], "knob");
-                if prev == Some(".") || (next == Some(":") && !declares) {
+                if next == Some(":") && !declares {
                     continue;
                 }
                 if taken
                     .iter()
-                    .any(|s| s.start <= t.span.start && t.span.end <= s.end)
+                    .any(|s| s.start <= span.start && span.end <= s.end)
                 {
                     continue;
                 }
-                out.push(t.span.clone());
+                out.push(span);
             }
             TokKind::Str => {
                 let Some(pattern) = template else { continue };

@@ -1,4 +1,5 @@
-//! `factory compile`: a workflow to IR, JSON, dot, mermaid or an Agent Skills SKILL.md.
+//! `factory compile`: a workflow to IR, JSON, dot, mermaid, flat .fwf or an Agent Skills
+//! SKILL.md.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,14 +11,18 @@ use super::{FAILED, OK, USAGE};
 
 #[derive(clap::Args)]
 #[command(
-    about = "Compile a workflow (.fwf or IR text .fwir) to IR, JSON, graphviz dot, mermaid or a SKILL.md",
+    about = "Compile a workflow (.fwf or IR text .fwir) to IR, JSON, graphviz dot, mermaid, flat .fwf or a SKILL.md",
     long_about = "Compile a workflow and print it in the chosen form. The input is a .fwf file \
 (its first workflow, or the one named by --workflow) or an IR text file (.fwir). The file \
 must check without errors; warnings are printed on stderr.\n\n\
 With --emit skill, -o names a directory (default: the current one) and the command writes \
 DIR/workflow-<name>/SKILL.md and SKILL.annotations.yaml there (see docs/skills.md).\n\n\
-Exit status: 0 compiled, 1 the workflow has errors, 2 a file could not be read or written.",
-    after_help = "Examples:\n  factory compile workflows/improve.fwf --emit ir > improve.fwir\n  factory compile improve.fwir --emit ir        # the same text, byte for byte\n  factory compile improve.fwf --emit dot | dot -Tsvg > improve.svg\n  factory compile improve.fwf --emit mermaid -o improve.mmd\n  factory compile improve --emit skill -o .claude/skills   # .claude/skills/workflow-improve/SKILL.md"
+With --emit fwf, the output is one flat .fwf file (no imports) that compiles back to the \
+same IR text; an IR that has no such file (e.g. a parallel body with two ways out) is an \
+error that says why.\n\n\
+Exit status: 0 compiled, 1 the workflow has errors (or, with --emit fwf, no faithful .fwf), \
+2 a file could not be read or written.",
+    after_help = "Examples:\n  factory compile workflows/improve.fwf --emit ir > improve.fwir\n  factory compile improve.fwir --emit ir        # the same text, byte for byte\n  factory compile improve.fwf --emit dot | dot -Tsvg > improve.svg\n  factory compile improve.fwf --emit mermaid -o improve.mmd\n  factory compile improve.fwir --emit fwf -o improve-flat.fwf   # compiles back to the same IR\n  factory compile improve --emit skill -o .claude/skills   # .claude/skills/workflow-improve/SKILL.md"
 )]
 pub struct Args {
     /// The workflow: a .fwf or .fwir file, or a mode name (`improve`), which resolves to
@@ -46,6 +51,8 @@ enum Emit {
     Dot,
     /// A mermaid flowchart.
     Mermaid,
+    /// A flat .fwf file that compiles back to the same IR (no imports; inlined ids keep their dots).
+    Fwf,
     /// An Agent Skills SKILL.md and its SKILL.annotations.yaml, in workflow-<name>/.
     Skill,
 }
@@ -87,6 +94,16 @@ pub fn run(args: Args) -> ExitCode {
         Emit::IrJson => ir::to_json(ir),
         Emit::Dot => emit::to_dot(ir),
         Emit::Mermaid => emit::to_mermaid(ir),
+        Emit::Fwf => match emit::to_fwf(ir) {
+            Ok(text) => text,
+            Err(err) => {
+                let err = miette::miette!(
+                    help = "keep the workflow as IR text (--emit ir); `factory run` takes .fwir files too",
+                    "{err}"
+                );
+                return super::report(err, FAILED);
+            }
+        },
         Emit::Skill => {
             let skill = skills::skill_of(&compiled, &project);
             let dir = args.output.unwrap_or_else(|| PathBuf::from("."));

@@ -31,14 +31,22 @@ pub fn promote(args: PromoteArgs) -> ExitCode {
         return code;
     }
     match factory_runtime::evolve::modes::promote(&args.project, &args.candidate, &args.as_name) {
-        Ok(path) => {
+        Ok(done) => {
             println!(
                 "promoted {} to the mode `{}`: {} (run it with `factory run {}`)",
                 args.candidate,
                 args.as_name,
-                path.display(),
+                done.fwir.display(),
                 args.as_name
             );
+            match done.fwf {
+                Ok(path) => println!(
+                    "wrote {}, its editable source: it compiles to the same IR, and `factory run {}` uses it",
+                    path.display(),
+                    args.as_name
+                ),
+                Err(why) => println!("no .fwf was written: {why}"),
+            }
             ExitCode::from(OK)
         }
         Err(e) => report(e, FAILED),

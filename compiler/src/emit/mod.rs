@@ -1,12 +1,14 @@
 //! What the IR turns into besides itself: Graphviz dot and Mermaid pictures of the graph,
-//! and the SKILL.md an interactive agent follows. All read the IR alone and are
+//! the SKILL.md an interactive agent follows, and a `.fwf` file that compiles back to it. All read the IR alone and are
 //! deterministic (canonical order), so they can be committed and diffed.
 
 mod dot;
+mod fwf;
 mod mermaid;
 mod skill;
 
 pub use dot::to_dot;
+pub use fwf::{FwfError, to_fwf};
 pub use mermaid::to_mermaid;
 pub use skill::{
     MAX_DESCRIPTION, MAX_NAME, Skill, is_valid_skill_name, skill_description, skill_name, to_skill,

@@ -133,7 +133,7 @@ pub fn to_text(ir: &Ir) -> String {
     out
 }
 
-pub(super) fn knob_type_str(ty: KnobType) -> &'static str {
+pub(crate) fn knob_type_str(ty: KnobType) -> &'static str {
     match ty {
         KnobType::Int => "int",
         KnobType::Float => "float",

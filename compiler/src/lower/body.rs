@@ -315,18 +315,24 @@ impl<'a> Lowering<'a> {
             .flat_map(|s| s.groups.iter().flatten())
             .map(|t| t.name.as_str())
             .collect();
-        // Names declared twice were reported (and dropped) by the parser; only the
-        // reserved names are left to refuse.
+        // Names declared twice were reported (and dropped) by the parser; the reserved
+        // names, and dotted names that would clash with an id or a flow term, are left.
+        let prefixes = Prefixes::of(body);
         let fresh = |name: &str, loc: Loc, me: &mut Self, scope: &Scope| -> bool {
-            if name == START || name == END {
+            let clash = if name == START || name == END {
+                Some((
+                    format!("`{name}` is reserved for the flow's entry and exit"),
+                    "reserved name",
+                    "pick another name".to_string(),
+                ))
+            } else {
+                prefixes.clash(name)
+            };
+            if let Some((message, label, help)) = clash {
                 me.report(
-                    Finding::new(
-                        Code::DuplicateName,
-                        scope.here(loc),
-                        format!("`{name}` is reserved for the flow's entry and exit"),
-                    )
-                    .label("reserved name")
-                    .help("pick another name"),
+                    Finding::new(Code::DuplicateName, scope.here(loc), message)
+                        .label(label)
+                        .help(help),
                 );
                 return false;
             }
@@ -383,6 +389,18 @@ impl<'a> Lowering<'a> {
             for a in n.attrs.iter().filter(|a| a.key == "writes") {
                 for v in &a.values {
                     if let Value::Named { name, path } = v {
+                        if let Some(alias) = prefixes.instance_of(name) {
+                            self.report(
+                                Finding::new(
+                                    Code::DuplicateName,
+                                    scope.here(Loc::Attr(scope.key.clone(), n.name.clone(), a.key.clone())),
+                                    format!("artifact `{name}` takes a name from the artifacts of instance `{alias}`"),
+                                )
+                                .label("clashing artifact name")
+                                .help(format!("rename it, e.g. `{}`", name.replace('.', "_"))),
+                            );
+                            continue;
+                        }
                         scope.artifacts.insert(
                             name.clone(),
                             Artifact {
@@ -673,6 +691,61 @@ impl Lowering<'_> {
                 }
             }
         }
+    }
+}
+
+/// The instance aliases and parallel block names of one body: the prefixes of the ids
+/// inlined under them, which a dotted name declared beside them must not start with.
+struct Prefixes<'b> {
+    instances: BTreeSet<&'b str>,
+    parallels: BTreeSet<&'b str>,
+}
+
+impl<'b> Prefixes<'b> {
+    fn of(body: &'b Body) -> Prefixes<'b> {
+        Prefixes {
+            instances: body.uses.iter().map(|u| u.alias.as_str()).collect(),
+            parallels: body.parallels.iter().map(|p| p.name.as_str()).collect(),
+        }
+    }
+
+    /// The proper prefixes of a dotted name: `a`, `a.b` for `a.b.c`.
+    fn heads(name: &str) -> impl Iterator<Item = &str> {
+        name.match_indices('.').map(move |(i, _)| &name[..i])
+    }
+
+    /// The instance alias a dotted name starts with.
+    fn instance_of<'n>(&self, name: &'n str) -> Option<&'n str> {
+        Self::heads(name).find(|h| self.instances.contains(h))
+    }
+
+    /// Why a declared node or parallel name cannot be used: it ends in a verdict label
+    /// (a flow would read `x.proceed` as the verdict of `x`), or it starts with the
+    /// prefix of an instance's or parallel block's inlined ids.
+    fn clash(&self, name: &str) -> Option<(String, &'static str, String)> {
+        if let Some((head, last)) = name.rsplit_once('.')
+            && let Some(label) = Label::parse(last)
+        {
+            return Some((
+                format!(
+                    "`{name}` ends in the label `{label}`: a flow would read it as the `{label}` edge of `{head}`"
+                ),
+                "ambiguous name",
+                format!("rename it, e.g. `{head}_{label}`"),
+            ));
+        }
+        let head =
+            Self::heads(name).find(|h| self.instances.contains(h) || self.parallels.contains(h))?;
+        let what = if self.instances.contains(head) {
+            "instance"
+        } else {
+            "parallel block"
+        };
+        Some((
+            format!("`{name}` collides with the ids of {what} `{head}`, which are `{head}.<name>`"),
+            "clashing name",
+            format!("rename it so it does not start with `{head}.`"),
+        ))
     }
 }
 

@@ -16,7 +16,7 @@ pub(super) fn head_parts(
     for p in pair.into_inner() {
         match p.as_rule() {
             Rule::docs => doc = docs_text(p.into_inner()),
-            Rule::ident => idents.push(p),
+            Rule::ident | Rule::qual_ident => idents.push(p),
             Rule::arg => args.push(p),
             _ => {}
         }

@@ -578,7 +578,7 @@ impl<'t> Driver<'t> {
         let mut attr_pairs = Vec::new();
         for p in decl.into_inner() {
             match p.as_rule() {
-                Rule::ident if node.name.is_empty() => {
+                Rule::qual_ident if node.name.is_empty() => {
                     node.name = p.as_str().into();
                     if !self.declare(
                         "node",

@@ -27,7 +27,8 @@ pub(super) fn skipped_node_name(skipped: &str) -> Option<String> {
         .lines()
         .map(str::trim_start)
         .find(|l| !l.is_empty() && !l.starts_with("//"))?;
-    let mut words = code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+    // Node names may be dotted (`agent experiment.builder`).
+    let mut words = code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'));
     let keyword = words.next()?;
     if !NODE_KEYWORDS.contains(&keyword) {
         return None;

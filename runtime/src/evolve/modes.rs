@@ -2,7 +2,8 @@
 //! `evolve-gen<N>-<id8>` (`.factory/evolve/modes/<name>.fwir`), which `factory modes`
 //! lists and `factory run <name>` runs like any mode, each with the SHA-256 of its
 //! text in `.factory/evolve/modes.json`. `factory evolve promote NAME --as MODE` makes
-//! one a mode of the project (`.factory/workflows/MODE.fwir`) only when its file still
+//! one a mode of the project (`.factory/workflows/MODE.fwir`, and beside it
+//! `MODE.fwf`, a rendering that compiles back to the same IR) only when its file still
 //! has the hash it was registered with: a candidate edited after the search scored it
 //! is not what was scored.
 
@@ -135,8 +136,19 @@ pub enum PromoteError {
     Evolve(#[from] EvolveError),
 }
 
-/// Makes candidate `name` the project's mode `as_name`; returns the file written.
-pub fn promote(project: &Path, name: &str, as_name: &str) -> Result<PathBuf, PromoteError> {
+/// What a promotion wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Promoted {
+    /// The candidate's IR text, as it was scored.
+    pub fwir: PathBuf,
+    /// The `.fwf` beside it that compiles back to the same IR (the mode's editable
+    /// source, which `factory run` prefers), or why the IR has none.
+    pub fwf: Result<PathBuf, String>,
+}
+
+/// Makes candidate `name` the project's mode `as_name`: its IR as `as_name.fwir`, and
+/// when the IR has a faithful rendering, `as_name.fwf` beside it.
+pub fn promote(project: &Path, name: &str, as_name: &str) -> Result<Promoted, PromoteError> {
     let valid = as_name
         .chars()
         .next()
@@ -192,5 +204,28 @@ pub fn promote(project: &Path, name: &str, as_name: &str) -> Result<PathBuf, Pro
         path: out.clone(),
         why: e.to_string(),
     })?;
-    Ok(out)
+    let fwf = match render(&text) {
+        Ok(source) => {
+            let path = workflows.join(format!("{as_name}.fwf"));
+            atomic_write(&path, source.as_bytes()).map_err(|e| EvolveError::State {
+                path: path.clone(),
+                why: e.to_string(),
+            })?;
+            Ok(path)
+        }
+        Err(why) => Err(why),
+    };
+    Ok(Promoted { fwir: out, fwf })
+}
+
+/// The `.fwf` rendering of a candidate's IR text, or why there is none.
+fn render(text: &[u8]) -> Result<String, String> {
+    let text = std::str::from_utf8(text).map_err(|_| "the IR text is not UTF-8".to_string())?;
+    let (ir, _) = factory_compiler::ir::parse_text(text).map_err(|errors| {
+        let first = errors
+            .first()
+            .map_or_else(String::new, |e| e.message.clone());
+        format!("the IR text does not parse ({first})")
+    })?;
+    factory_compiler::emit::to_fwf(&ir).map_err(|e| e.to_string())
 }

@@ -474,3 +474,52 @@ fn a_seed_is_a_number_or_the_hash_of_any_text() {
     assert_eq!(run, seed_from("20261201T162931-32747"));
     assert_ne!(run, seed_from("20261201T162931-32748"));
 }
+
+/// Promotion writes a `.fwf` beside the `.fwir` (issue 15, item 4): every mutant the
+/// operators make either renders to a `.fwf` that compiles back to the same IR text, or
+/// is refused for one of the reasons a flat file cannot express.
+#[test]
+fn every_mutant_renders_to_fwf_that_compiles_back_or_is_refused_for_a_known_reason() {
+    use factory_compiler::emit::to_fwf;
+    // What a `.fwf` file cannot say: the shapes a parallel block cannot have.
+    const KNOWN: [&str; 3] = [
+        "enters the body of parallel",
+        "leaves it for different places",
+        "has its own edge to",
+    ];
+    let rules = rules();
+    let (mut rendered, mut refused) = (0usize, BTreeMap::<(&str, &str), usize>::new());
+    for (name, ir) in modes() {
+        for seed in [5, 6] {
+            for c in generate(&ir, &Op::ALL, 12, &rules, &mut Source::new(seed)).candidates {
+                let what = format!("{} on {name} (seed {seed})", c.op);
+                match to_fwf(&c.ir) {
+                    Ok(fwf) => {
+                        let back = driver::compile_text("mutant.fwf", &fwf)
+                            .unwrap_or_else(|_| panic!("{what}: the .fwf does not compile\n{fwf}"));
+                        assert_eq!(to_text(&back), to_text(&c.ir), "{what}\n{fwf}");
+                        rendered += 1;
+                    }
+                    Err(e) => {
+                        let why = e.to_string();
+                        let reason =
+                            KNOWN.iter().find(|k| why.contains(**k)).unwrap_or_else(|| {
+                                panic!("{what}: refused for an unexpected reason: {why}")
+                            });
+                        *refused.entry((name, *reason)).or_default() += 1;
+                    }
+                }
+            }
+        }
+    }
+    let total = rendered + refused.values().sum::<usize>();
+    assert!(total >= 300, "only {total} mutants");
+    // Only mutants of the one built-in mode with a parallel block are refused: an
+    // operator that splices a node into its body gives the node an id outside it, so
+    // the body is entered from outside (the runtime would not run it in the branch).
+    assert_eq!(
+        refused,
+        BTreeMap::from([(("parallel-improve", KNOWN[0]), 2)]),
+        "{rendered} of {total} rendered"
+    );
+}
