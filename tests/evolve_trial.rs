@@ -223,6 +223,10 @@ fn the_evolve_mode_mutates_trials_and_adopts_or_explains_as_compare_decides() {
             && t["candidate"]["hash"] != t["parent"]["hash"];
         if better {
             assert_eq!(fs::read_to_string(&adopted).unwrap(), candidate, "{shown}");
+            // Its rendering compiles back to the same IR, and is the mode now.
+            let fwf = dir.join(".factory/workflows/improve.fwf");
+            let back = p.factory(&["compile", fwf.to_str().unwrap(), "--emit", "ir"]);
+            assert_eq!(text(&back.stdout), candidate);
             assert!(!evolve.join("analysis.md").exists());
         } else {
             assert!(!adopted.exists(), "{shown}");

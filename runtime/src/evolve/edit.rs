@@ -3,13 +3,25 @@
 
 use factory_compiler::ir::{Artifact, Edge, Ir, Label, Node, NodeKind};
 
-/// An id not yet used in `ir`: `evo_<stem>_<n>` with the smallest free `n`. The prefix
-/// makes inserted nodes easy to spot in a diff against the seed.
-pub fn fresh_id(ir: &Ir, stem: &str) -> String {
+/// An id not yet used in `ir`: `evo_<stem>_<n>` with the smallest free `n`, inside the
+/// body of the `parallel` node `body` (`<body>.evo_<stem>_<n>`) when given — a node is in
+/// a parallel body by its id's prefix, so a node spliced into a body must carry it. The
+/// `evo_` makes inserted nodes easy to spot in a diff against the seed.
+pub fn fresh_id(ir: &Ir, stem: &str, body: Option<&str>) -> String {
+    let prefix = body.map(|b| format!("{b}.")).unwrap_or_default();
     (1..)
-        .map(|n| format!("evo_{stem}_{n}"))
+        .map(|n| format!("{prefix}evo_{stem}_{n}"))
         .find(|id| ir.node(id).is_none())
-        .unwrap_or_else(|| format!("evo_{stem}"))
+        .unwrap_or_else(|| format!("{prefix}evo_{stem}"))
+}
+
+/// The `parallel` node whose body holds `id` (its id starts with `<parallel>.`), if any.
+pub fn body_of<'a>(ir: &'a Ir, id: &str) -> Option<&'a str> {
+    ir.nodes
+        .iter()
+        .filter(|n| n.kind == NodeKind::Parallel)
+        .map(|n| n.id.as_str())
+        .find(|p| id.strip_prefix(p).is_some_and(|rest| rest.starts_with('.')))
 }
 
 /// Edges leaving `id`.

@@ -72,8 +72,9 @@ pub fn parallelize(ir: &Ir, src: &mut Source) -> Option<Ir> {
     let last = chain[len - 1];
     let after = chainable(ir, last)?.to_string();
     let first = chain[0].id.clone();
-    let fork = edit::fresh_id(ir, "split");
-    let join = edit::fresh_id(ir, "merged");
+    let body = edit::body_of(ir, &first);
+    let fork = edit::fresh_id(ir, "split", body);
+    let join = edit::fresh_id(ir, "merged", body);
     let mut out = ir.clone();
     out.edges.retain(|e| !members.contains(e.from.as_str()));
     for e in &mut out.edges {

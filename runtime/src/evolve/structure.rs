@@ -34,8 +34,12 @@ pub fn node_insert(ir: &Ir, src: &mut Source) -> Option<Ir> {
     let edge = (*src.pick(&edges)?).clone();
     let from_kind = ir.node(&edge.from)?.kind;
     let mut kinds = vec![Insert::Qa, Insert::Eval];
-    // A review reloops to the edge's source, which must be work that can be redone.
-    if is_work(from_kind) && from_kind != NodeKind::Gate {
+    // Spliced into a parallel body (the edge's target is in it, or its source is and
+    // the edge leaves it), the new node belongs to that body.
+    let body = edit::body_of(ir, &edge.to).or_else(|| edit::body_of(ir, &edge.from));
+    // A review reloops to the edge's source, which must be work that can be redone; its
+    // halt goes to the workflow's end, which a branch of a parallel body must not do.
+    if is_work(from_kind) && from_kind != NodeKind::Gate && body.is_none() {
         kinds.push(Insert::Review);
     }
     let end = ir
@@ -48,7 +52,7 @@ pub fn node_insert(ir: &Ir, src: &mut Source) -> Option<Ir> {
     out.edges.retain(|e| *e != edge);
     let (id, node, tail) = match *src.pick(&kinds)? {
         Insert::Review => {
-            let id = edit::fresh_id(ir, "review");
+            let id = edit::fresh_id(ir, "review", body);
             let attrs = Attrs {
                 evaluator: Some(Evaluator::Agent),
                 role: Some("ceo".into()),
@@ -69,7 +73,7 @@ pub fn node_insert(ir: &Ir, src: &mut Source) -> Option<Ir> {
             (id, (NodeKind::Gate, attrs), tail)
         }
         Insert::Qa => {
-            let id = edit::fresh_id(ir, "qa");
+            let id = edit::fresh_id(ir, "qa", body);
             let attrs = Attrs {
                 role: Some("health_checker".into()),
                 task: Some(
@@ -84,7 +88,7 @@ pub fn node_insert(ir: &Ir, src: &mut Source) -> Option<Ir> {
             (id, (NodeKind::Agent, attrs), tail)
         }
         Insert::Eval => {
-            let id = edit::fresh_id(ir, "eval");
+            let id = edit::fresh_id(ir, "eval", body);
             let attrs = Attrs {
                 run: Some("factory eval {{project_path}}".into()),
                 ..Attrs::default()
