@@ -18,6 +18,32 @@ pub struct Located {
     pub source: Arc<String>,
 }
 
+impl Located {
+    /// The diagnostic as data, positions as 1-based line and column: what
+    /// `factory check --format json` prints and the MCP server's `check_fwf` returns.
+    pub fn to_json(&self) -> serde_json::Value {
+        let d = &self.diagnostic;
+        let index = crate::diagnostic::LineIndex::new(&self.source);
+        let (line, column) = index.line_col(d.span.start);
+        let (end_line, end_column) = index.line_col(d.span.end);
+        serde_json::json!({
+            "code": d.code.as_str(),
+            "severity": d.severity,
+            "file": d.file,
+            "line": line,
+            "column": column,
+            "end_line": end_line,
+            "end_column": end_column,
+            "message": d.message,
+            "help": d.help,
+            "labels": d.labels.iter().map(|lab| {
+                let (line, column) = index.line_col(lab.span.start);
+                serde_json::json!({"line": line, "column": column, "message": lab.message})
+            }).collect::<Vec<_>>(),
+        })
+    }
+}
+
 /// A database rooted at `anchor` (a checked file or directory): the standard library and
 /// the roles are looked up from there.
 pub fn database_for(anchor: &Path) -> Database {
@@ -59,6 +85,27 @@ pub fn key_of(path: &Path) -> String {
         } else {
             ""
         }
+}
+
+/// Checks workflow text that is not (or not yet) on disk, as `factory check` would
+/// check it saved as `name` in `anchor` (a directory: imports and roles resolve from
+/// there). A name ending in `.fwir` is checked as IR text, anything else as `.fwf`.
+pub fn check_text(name: &str, text: &str, anchor: &Path) -> Vec<Located> {
+    let mut db = database_for(anchor);
+    let key = key_of(&anchor.join(name));
+    if name.ends_with(".fwir") {
+        let roles = db.roles().names(&db).clone();
+        return crate::ir_check::check_ir_text(&key, text, roles);
+    }
+    let file = db.set_text(&key, text.to_string());
+    let mut sources = Sources::default();
+    file_diagnostics(&db, file)
+        .iter()
+        .map(|d| Located {
+            diagnostic: d.clone(),
+            source: sources.of(&db, &d.file),
+        })
+        .collect()
 }
 
 /// What checking a set of paths found.

@@ -11,6 +11,7 @@
 //! - [`guards`]: git-derived safety checks (scope, fixed surfaces, eval/ immutability, tests kept).
 //! - [`precheck`]: the aggregate keep gate.
 //! - [`experiment`]: begin (store + worktree), precheck records, the enforced keep.
+//! - [`notify`]: run ends and verdicts sent to webhooks and commands (user config).
 //! - [`study`]: the observations report (`.factory/strategy/observations.md`).
 //! - [`runners`]: the runner trait and the `exec` and `replay` runners (async).
 //! - [`ace`]: learned per-role playbooks — reflect, curate, the playbook format.
@@ -31,6 +32,7 @@ pub mod exec;
 pub mod experiment;
 pub mod guards;
 pub mod insights;
+pub mod notify;
 pub mod parallel;
 pub mod precheck;
 pub mod project;

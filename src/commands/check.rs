@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use factory_compiler::diagnostic::line_col;
 use factory_compiler::driver::{self, Checked};
 
 use super::check_outcome as outcome;
@@ -67,26 +66,7 @@ fn to_json(checked: &Checked) -> String {
     let items: Vec<serde_json::Value> = checked
         .diagnostics
         .iter()
-        .map(|l| {
-            let d = &l.diagnostic;
-            let (line, column) = line_col(&l.source, d.span.start);
-            let (end_line, end_column) = line_col(&l.source, d.span.end);
-            serde_json::json!({
-                "code": d.code.as_str(),
-                "severity": d.severity,
-                "file": d.file,
-                "line": line,
-                "column": column,
-                "end_line": end_line,
-                "end_column": end_column,
-                "message": d.message,
-                "help": d.help,
-                "labels": d.labels.iter().map(|lab| {
-                    let (line, column) = line_col(&l.source, lab.span.start);
-                    serde_json::json!({"line": line, "column": column, "message": lab.message})
-                }).collect::<Vec<_>>(),
-            })
-        })
+        .map(|l| l.to_json())
         .chain(checked.unreadable.iter().map(outcome::unreadable_json))
         .collect();
     serde_json::to_string_pretty(&items).unwrap_or_else(|_| "[]".into())

@@ -65,6 +65,7 @@ pub fn run(args: Args) -> ExitCode {
     };
     let view = View::new(view_mode(args.json));
     let req = RunRequest {
+        run_id: None,
         project: dir.clone(),
         settings,
     };

@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use factory_runtime::eval::{self, EvalSettings};
 use factory_runtime::experiment;
-use factory_runtime::project::config::{self, ConfigError};
 use factory_runtime::project::layout::ensure_factory_dir;
 
 use super::{FAILED, OK, USAGE, report};
@@ -51,12 +50,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    let mut settings = match config::load(&args.path) {
-        Ok(cfg) => EvalSettings::from_config(&cfg).with_profile_of(&args.path),
-        // No factory.md yet: eval still works with the defaults.
-        Err(ConfigError::Missing { .. } | ConfigError::MissingFactoryMd { .. }) => {
-            EvalSettings::default().with_profile_of(&args.path)
-        }
+    let mut settings = match EvalSettings::for_project(&args.path) {
+        Ok(settings) => settings,
         Err(err) => {
             let code = super::config_exit_code(&err);
             return report(err, code);

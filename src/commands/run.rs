@@ -69,6 +69,10 @@ pub struct Args {
     /// Stream the events as JSON lines on stdout.
     #[arg(long)]
     json: bool,
+    /// Use this run id, reserved beforehand by a starter that must know it (the MCP
+    /// server's start_run); not for hand use.
+    #[arg(long, value_name = "ID", hide = true)]
+    run_id: Option<String>,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -136,6 +140,7 @@ pub fn run(args: Args) -> ExitCode {
     }
     let view = View::new(view_mode(args.json));
     let req = RunRequest {
+        run_id: args.run_id,
         project: project.clone(),
         settings,
     };

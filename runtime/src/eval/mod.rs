@@ -99,6 +99,21 @@ impl EvalSettings {
         }
     }
 
+    /// The settings `factory eval` uses for `project`: its factory.md configuration,
+    /// or the defaults when it has none yet, with its eval profile.
+    pub fn for_project(project: &Path) -> Result<Self, crate::project::config::ConfigError> {
+        use crate::project::config::{self, ConfigError};
+        let settings = match config::load(project) {
+            Ok(cfg) => Self::from_config(&cfg),
+            // No factory.md yet: eval still works with the defaults.
+            Err(ConfigError::Missing { .. } | ConfigError::MissingFactoryMd { .. }) => {
+                Self::default()
+            }
+            Err(err) => return Err(err),
+        };
+        Ok(settings.with_profile_of(project))
+    }
+
     /// These settings with the eval profile of the project at `store`, when it has a
     /// readable one.
     pub fn with_profile_of(mut self, store: &Path) -> Self {

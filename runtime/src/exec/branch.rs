@@ -96,7 +96,7 @@ async fn run_to_end(b: BranchRun) -> Result<RunEnd, RunError> {
     })?;
     let project = env.project.clone();
     let end = driver::drive(graph, cp, env, first).await?;
-    Ok(settle(project, end).await)
+    Ok(settle(project, None, end).await)
 }
 
 /// The end of a branch that had already finished.

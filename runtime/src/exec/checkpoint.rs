@@ -103,6 +103,58 @@ pub fn run_dir(paths: &FactoryPaths, run_id: &str) -> PathBuf {
     paths.dir().join("runs").join(run_id)
 }
 
+/// Reserves a fresh run id by creating its run directory (creation is atomic, so two
+/// starters never get the same id). A run started in the background with
+/// `factory run --run-id ID` takes it over with [`claim_reserved`].
+pub fn reserve_run_id(paths: &FactoryPaths) -> std::io::Result<String> {
+    let runs = paths.dir().join("runs");
+    std::fs::create_dir_all(&runs)?;
+    let base = super::new_run_id();
+    for n in 1..1000 {
+        let id = if n == 1 {
+            base.clone()
+        } else {
+            format!("{base}-{n}")
+        };
+        match std::fs::create_dir(runs.join(&id)) {
+            Ok(()) => return Ok(id),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other(format!(
+        "no free run id under {}",
+        runs.display()
+    )))
+}
+
+/// Takes over a run id reserved by [`reserve_run_id`]: it must be one (a plain name
+/// whose run directory exists) and no run may have used it yet.
+pub fn claim_reserved(paths: &FactoryPaths, id: &str) -> Result<String, super::RunError> {
+    let plain = !id.is_empty()
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !plain {
+        return Err(super::RunError::RunId(format!(
+            "run id `{id}` may hold only letters, digits, `-` and `_`"
+        )));
+    }
+    let dir = run_dir(paths, id);
+    if !dir.is_dir() {
+        return Err(super::RunError::RunId(format!(
+            "run id `{id}` was not reserved ({} does not exist)",
+            dir.display()
+        )));
+    }
+    if dir.join("summary.json").exists() {
+        return Err(super::RunError::RunId(format!(
+            "run id `{id}` was already used by a run"
+        )));
+    }
+    Ok(id.to_string())
+}
+
 /// `.factory/runs/<id>/summary.json`: what `factory runs` lists.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct RunSummary {

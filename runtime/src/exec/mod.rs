@@ -9,6 +9,7 @@
 //! - [`template`], [`artifacts`], [`view`], [`plan`].
 
 pub mod agents;
+mod announce;
 pub mod artifacts;
 pub mod branch;
 pub mod checkpoint;
@@ -135,6 +136,12 @@ pub enum RunError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("{0}")]
+    #[diagnostic(
+        code(factory::run::run_id),
+        help("leave --run-id out; it is for starters that reserved an id (`factory serve-mcp`)")
+    )]
+    RunId(String),
     #[error(transparent)]
     #[diagnostic(transparent)]
     Drive(#[from] DriveError),
@@ -148,6 +155,9 @@ pub enum RunError {
 pub struct RunRequest {
     pub project: PathBuf,
     pub settings: RunSettings,
+    /// An id reserved beforehand with [`checkpoint::reserve_run_id`] (a run started in
+    /// the background, whose starter must name it before it exists); `None` makes one.
+    pub run_id: Option<String>,
 }
 
 /// Checks the project can be run on: a git repository with factory.md, a config, and
@@ -227,7 +237,7 @@ pub fn knob_values(ir: &Ir) -> Value {
     )
 }
 
-fn new_run_id() -> String {
+pub(crate) fn new_run_id() -> String {
     let now = jiff::Zoned::now();
     format!(
         "{}-{:05}",
@@ -340,7 +350,10 @@ pub async fn start(ir: Ir, req: RunRequest, view: &View) -> Result<RunEnd, RunEr
         path: project.join(".factory"),
         source: std::io::Error::other(e.to_string()),
     })?;
-    let run_id = new_run_id();
+    let run_id = match &req.run_id {
+        Some(id) => checkpoint::claim_reserved(&paths, id)?,
+        None => new_run_id(),
+    };
     let dir = checkpoint::run_dir(&paths, &run_id);
     let io = |path: &Path| {
         let path = path.to_path_buf();
@@ -375,9 +388,10 @@ pub async fn start(ir: Ir, req: RunRequest, view: &View) -> Result<RunEnd, RunEr
     ));
     let graph = Arc::new(Graph::new(ir));
     let first = begin_fresh(&graph, &mut cp, &paths, Default::default())?;
+    let workflow = graph.ir.workflow.name.clone();
     let end = driver::drive(graph.clone(), cp, env, first).await?;
     view.clear();
-    let end = settle(project.clone(), end).await;
+    let end = settle(project.clone(), Some(workflow), end).await;
     Ok(end)
 }
 
@@ -464,17 +478,23 @@ pub async fn resume(project: &Path, force: bool, view: &View) -> Result<RunEnd, 
         path: cp.own_path(&paths),
         source,
     })?;
+    let workflow = graph.ir.workflow.name.clone();
     let end = driver::drive(graph.clone(), cp, env, first).await?;
     view.clear();
-    let end = settle(project.clone(), end).await;
+    let end = settle(project.clone(), Some(workflow), end).await;
     Ok(end)
 }
 
-/// [`settle_experiment`] off the async threads: finalizing touches git and the store.
-pub(crate) async fn settle(project: PathBuf, mut end: RunEnd) -> RunEnd {
+/// [`settle_experiment`], then (for a top-level run, whose `workflow` is given) the
+/// notification of its end, off the async threads: finalizing touches git and the
+/// store, notifying the network. A parallel branch's end is part of its run's.
+pub(crate) async fn settle(project: PathBuf, workflow: Option<String>, mut end: RunEnd) -> RunEnd {
     let fallback = end.clone();
     tokio::task::spawn_blocking(move || {
         settle_experiment(&project, &mut end);
+        if let Some(workflow) = workflow {
+            announce::run_ended(&project, &workflow, &end);
+        }
         end
     })
     .await

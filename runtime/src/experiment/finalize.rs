@@ -55,6 +55,9 @@ pub struct Finalized {
     pub baseline: BaselineUpdate,
     /// The worktree and branch.
     pub cleanup: Cleanup,
+    /// Notifiers that could not be told of the verdict (already logged; the verdict
+    /// stands).
+    pub notify_failures: Vec<String>,
 }
 
 /// Records how experiment `id` ended (see [`ExperimentStore::finalize`]).
@@ -91,6 +94,7 @@ pub fn finalize(root: &Path, id: u32, mut outcome: Outcome) -> Result<Finalized,
             repeated: true,
             baseline: BaselineUpdate::Unchanged,
             cleanup,
+            notify_failures: Vec::new(),
         });
     }
     if !store.is_known(id)? {
@@ -108,11 +112,16 @@ pub fn finalize(root: &Path, id: u32, mut outcome: Outcome) -> Result<Finalized,
         BaselineUpdate::Unchanged
     };
     let cleanup = clean_up(root, id, record.verdict);
+    // After the cleanup, so a notified keep's branch is there and a revert's is gone.
+    let notify_failures = crate::notify::Notification::of_verdict(root, &record)
+        .map(|n| crate::notify::announce(&n))
+        .unwrap_or_default();
     Ok(Finalized {
         record,
         repeated: false,
         baseline,
         cleanup,
+        notify_failures,
     })
 }
 

@@ -18,8 +18,13 @@
 //! ANTHROPIC_API_KEY = "sk-ant-..."
 //! [credentials.work.unset]
 //! vars = ["OPENAI_API_KEY"]
+//!
+//! [[notify]]          # see [`notify`]
+//! webhook = "https://hooks.slack.com/services/..."
+//! format = "slack"
 //! ```
 
+pub mod notify;
 pub mod profile;
 pub mod resolve;
 pub mod show;
@@ -35,7 +40,7 @@ pub const FILE_NAME: &str = "config.toml";
 /// `[defaults]` keys.
 pub const DEFAULT_KEYS: &[&str] = &["runner", "model", "agent_timeout", "profile"];
 /// Top-level tables.
-pub const TOP_KEYS: &[&str] = &["defaults", "models", "credentials"];
+pub const TOP_KEYS: &[&str] = &["defaults", "models", "credentials", "notify"];
 
 /// `~/.factory/config.toml`, parsed.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -50,6 +55,8 @@ pub struct UserConfig {
     /// The profile used when neither `--profile` nor `FACTORY_PROFILE` names one.
     pub profile: Option<String>,
     pub credentials: BTreeMap<String, Profile>,
+    /// `[[notify]]` tables: where run ends and verdicts are reported.
+    pub notifiers: Vec<notify::NotifierConfig>,
     /// Keys no setting knows, with the closest known one: warnings, not errors.
     pub unknown: Vec<UnknownKey>,
 }
@@ -232,6 +239,10 @@ pub fn parse(path: &Path, text: &str) -> Result<UserConfig, UserConfigError> {
                         .map_err(|(line, message)| invalid(line, message))?;
                     cfg.credentials.insert(name.clone(), p);
                 }
+            }
+            "notify" => {
+                cfg.notifiers = notify::parse_notify(value, text)
+                    .map_err(|(line, message)| invalid(line, message))?;
             }
             other => cfg.unknown.push(unknown(
                 other.to_string(),
