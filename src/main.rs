@@ -86,6 +86,8 @@ enum Command {
     Dashboard(commands::dashboard::Args),
     /// Keep rate, mean delta, revert reasons and failing checks across projects.
     Insights(commands::insights::Args),
+    /// Serve factory's tools and resources to an MCP client over stdio.
+    ServeMcp(commands::serve_mcp::Args),
 }
 
 fn main() -> ExitCode {
@@ -133,6 +135,7 @@ fn main() -> ExitCode {
         Command::Ace(args) => commands::ace::run(args),
         Command::Dashboard(args) => commands::dashboard::run(args),
         Command::Insights(args) => commands::insights::run(args),
+        Command::ServeMcp(args) => commands::serve_mcp::run(args),
     }
 }
 

@@ -37,6 +37,7 @@ pub mod run;
 mod run_end;
 pub mod runners;
 pub mod runs;
+pub mod serve_mcp;
 pub mod skills;
 pub mod study;
 pub mod worktrees;

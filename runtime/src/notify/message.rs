@@ -63,7 +63,9 @@ impl Notification {
         Some(Notification {
             event,
             project: project.to_path_buf(),
-            run_id: std::env::var("FACTORY_RUN_ID").ok().filter(|r| !r.is_empty()),
+            run_id: std::env::var("FACTORY_RUN_ID")
+                .ok()
+                .filter(|r| !r.is_empty()),
             exp_id: Some(record.id),
             text,
             details,

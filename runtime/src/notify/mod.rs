@@ -53,7 +53,13 @@ pub fn notifier(config: &NotifierConfig) -> Box<dyn Notifier> {
 pub fn announce(n: &Notification) -> Vec<String> {
     let configs = match crate::user_config::load() {
         Ok(cfg) => cfg.notifiers,
-        Err(e) => return vec![log_failure(&n.project, n, format!("notifiers not loaded: {e}"))],
+        Err(e) => {
+            return vec![log_failure(
+                &n.project,
+                n,
+                format!("notifiers not loaded: {e}"),
+            )];
+        }
     };
     send_to(&configs, n)
 }

@@ -65,7 +65,10 @@ fn notifier_tables_parse_with_defaults() {
     );
     assert_eq!(c[0].on, NotifyEvent::ALL);
     assert_eq!(c[0].timeout, Duration::from_secs(5));
-    assert_eq!(c[0].describe(), "webhook https://hooks.slack.com/… (config.toml line 1)");
+    assert_eq!(
+        c[0].describe(),
+        "webhook https://hooks.slack.com/… (config.toml line 1)"
+    );
     assert_eq!(c[1].target, NotifyTarget::Command("cat".into()));
     assert_eq!(c[1].on, [NotifyEvent::Keep, NotifyEvent::Halt]);
     assert_eq!(c[1].line, 5);
@@ -75,12 +78,36 @@ fn notifier_tables_parse_with_defaults() {
 fn bad_notifier_tables_name_their_line_and_the_fix() {
     let cases = [
         ("[[notify]]\nformat = \"json\"\n", 1, "needs `webhook"),
-        ("[[notify]]\nwebhook = \"ftp://x\"\n", 2, "http:// or https://"),
-        ("\n[[notify]]\nwebhook = \"http://x\"\nformat = \"teams\"\n", 4, "json, slack or discord"),
-        ("[[notify]]\ncommand = \"cat\"\non = [\"kept\"]\n", 3, "the events are run_end, keep"),
-        ("[[notify]]\ncommand = \"cat\"\ntimout = 3\n", 3, "did you mean `timeout`"),
-        ("[[notify]]\ncommand = \"cat\"\nwebhook = \"http://x\"\n", 1, "not both"),
-        ("[[notify]]\ncommand = \"cat\"\ntimeout = 0\n", 3, "from 1 to 300"),
+        (
+            "[[notify]]\nwebhook = \"ftp://x\"\n",
+            2,
+            "http:// or https://",
+        ),
+        (
+            "\n[[notify]]\nwebhook = \"http://x\"\nformat = \"teams\"\n",
+            4,
+            "json, slack or discord",
+        ),
+        (
+            "[[notify]]\ncommand = \"cat\"\non = [\"kept\"]\n",
+            3,
+            "the events are run_end, keep",
+        ),
+        (
+            "[[notify]]\ncommand = \"cat\"\ntimout = 3\n",
+            3,
+            "did you mean `timeout`",
+        ),
+        (
+            "[[notify]]\ncommand = \"cat\"\nwebhook = \"http://x\"\n",
+            1,
+            "not both",
+        ),
+        (
+            "[[notify]]\ncommand = \"cat\"\ntimeout = 0\n",
+            3,
+            "from 1 to 300",
+        ),
         ("notify = \"x\"\n", 1, "[[notify]]"),
     ];
     for (text, line, says) in cases {
@@ -150,8 +177,16 @@ fn failures_are_returned_and_logged_never_raised() {
     let failures = send_to(&c, &keep(dir.path()));
     server.join().unwrap();
     assert_eq!(failures.len(), 3, "{failures:?}");
-    assert!(failures[0].contains(&format!("127.0.0.1:{closed}")), "{}", failures[0]);
-    assert!(failures[1].contains("500") && failures[1].contains("nope"), "{}", failures[1]);
+    assert!(
+        failures[0].contains(&format!("127.0.0.1:{closed}")),
+        "{}",
+        failures[0]
+    );
+    assert!(
+        failures[1].contains("500") && failures[1].contains("nope"),
+        "{}",
+        failures[1]
+    );
     assert!(
         failures[2].contains("exit code 3") && failures[2].contains("broken"),
         "{}",

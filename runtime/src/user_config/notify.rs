@@ -256,12 +256,15 @@ fn parse_one(value: &Value, line: usize, text: &str) -> Result<NotifierConfig, (
     };
     let timeout = match table.get("timeout") {
         None => DEFAULT_TIMEOUT_SECS,
-        Some(v) => v.as_integer().filter(|n| (1..=300).contains(n)).ok_or_else(|| {
-            (
-                key_line("timeout"),
-                "`notify.timeout` must be a whole number of seconds from 1 to 300".to_string(),
-            )
-        })?,
+        Some(v) => v
+            .as_integer()
+            .filter(|n| (1..=300).contains(n))
+            .ok_or_else(|| {
+                (
+                    key_line("timeout"),
+                    "`notify.timeout` must be a whole number of seconds from 1 to 300".to_string(),
+                )
+            })?,
     };
     Ok(NotifierConfig {
         target,
