@@ -154,6 +154,30 @@ async fn an_mcp_client_lists_tools_checks_a_workflow_and_runs_a_mode_to_its_verd
         "{mermaid}"
     );
 
+    // A run that cannot start says so at once, and leaves no run behind.
+    let unknown = call(
+        &client,
+        "start_run",
+        json!({"mode": support::WORKFLOW, "runner": "no-such-runner"}),
+    )
+    .await;
+    assert_eq!(unknown.is_error, Some(true));
+    assert!(
+        text(&unknown).contains("no-such-runner"),
+        "{}",
+        text(&unknown)
+    );
+    let no_script = call(
+        &client,
+        "start_run",
+        json!({"mode": support::WORKFLOW, "runner": "replay"}),
+    )
+    .await;
+    assert_eq!(no_script.is_error, Some(true));
+    assert!(text(&no_script).contains("script"), "{}", text(&no_script));
+    let state = ok(&call(&client, "project_state", json!({})).await);
+    assert_eq!(state["runs"], 0, "{state}");
+
     // A replay run in the background, polled to its verdict.
     let script_path = p.path().join(".factory/script.yaml");
     std::fs::write(&script_path, script(&[])).unwrap();

@@ -285,3 +285,31 @@ pub fn journal_after(
     out.dedup_by_key(|(s, _)| *s);
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reserved_run_ids_are_distinct_and_claimed_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = FactoryPaths::new(dir.path());
+        let a = reserve_run_id(&paths).unwrap();
+        let b = reserve_run_id(&paths).unwrap();
+        assert_ne!(a, b, "two reservations in the same second differ");
+        assert_eq!(claim_reserved(&paths, &a).unwrap(), a);
+        let summary = RunSummary {
+            run_id: a.clone(),
+            ..Default::default()
+        };
+        summary.save(&paths).unwrap();
+        let used = claim_reserved(&paths, &a).unwrap_err().to_string();
+        assert!(used.contains("already used"), "{used}");
+        let never = claim_reserved(&paths, "20990101T000000-00001")
+            .unwrap_err()
+            .to_string();
+        assert!(never.contains("was not reserved"), "{never}");
+        let odd = claim_reserved(&paths, "../x").unwrap_err().to_string();
+        assert!(odd.contains("only letters"), "{odd}");
+    }
+}

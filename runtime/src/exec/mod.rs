@@ -331,20 +331,45 @@ fn is_over(machine: &Machine<'_>) -> bool {
     machine.state.finished || (machine.state.outcome.is_some() && machine.resume().is_empty())
 }
 
-/// Starts a new run of `ir` on the project.
-pub async fn start(ir: Ir, req: RunRequest, view: &View) -> Result<RunEnd, RunError> {
-    let project = absolute(&req.project);
-    preflight(&project)?;
-    let layers = Layers::load(Some(&project))?;
-    let settings = resolved_settings(&req.settings, &layers);
+/// What a run needs that [`startable`] found.
+pub struct Startable {
+    pub layers: Layers,
+    /// The settings with the runner resolved.
+    pub settings: RunSettings,
+    pub runner: Option<Arc<dyn Runner>>,
+}
+
+/// Everything [`start`] checks before it writes anything: the project (see
+/// [`preflight`]), the user config, and a runner that is ready when the workflow has
+/// agents. A starter that runs `factory run` in the background checks this first, so
+/// its caller hears of a problem at once.
+pub fn startable(ir: &Ir, project: &Path, settings: &RunSettings) -> Result<Startable, RunError> {
+    preflight(project)?;
+    let layers = Layers::load(Some(project))?;
+    let settings = resolved_settings(settings, &layers);
     let runner = runner_for(&settings, &layers)?;
-    if needs_agents(&ir) {
+    if needs_agents(ir) {
         match &runner {
             None => return Err(RunError::NoRunner(crate::agents::AgentError::NoRunner)),
             // Missing credentials fail now, not as two failed agents later.
             Some(r) => r.check_ready(&[])?,
         }
     }
+    Ok(Startable {
+        layers,
+        settings,
+        runner,
+    })
+}
+
+/// Starts a new run of `ir` on the project.
+pub async fn start(ir: Ir, req: RunRequest, view: &View) -> Result<RunEnd, RunError> {
+    let project = absolute(&req.project);
+    let Startable {
+        layers,
+        settings,
+        runner,
+    } = startable(&ir, &project, &req.settings)?;
     let req = RunRequest { settings, ..req };
     let paths = crate::project::layout::ensure_factory_dir(&project).map_err(|e| RunError::Io {
         path: project.join(".factory"),

@@ -12,7 +12,8 @@ use std::sync::{Arc, Mutex};
 
 use factory_compiler::driver;
 use factory_runtime::events;
-use factory_runtime::exec::{self, checkpoint};
+use factory_runtime::exec;
+use factory_runtime::exec::checkpoint::{self, RunSettings};
 use factory_runtime::project::layout::{FactoryPaths, ensure_factory_dir};
 use factory_runtime::store::load_history;
 use factory_runtime::sys::process::last_lines;
@@ -60,16 +61,20 @@ fn output_log(paths: &FactoryPaths, run_id: &str) -> std::path::PathBuf {
 }
 
 pub fn start_run(project: &Path, args: StartRunArgs, started: &Started) -> ToolResult {
-    // Checked here first so a bad mode or project is an error now, not a run that
-    // dies unseen in the background.
-    driver::compile(&args.mode, project, None).map_err(|e| compile_error(&args.mode, e))?;
-    exec::preflight(project).map_err(|e| report(&e))?;
-    if args.runner.as_deref() == Some("replay") && args.script.is_none() {
-        return Err("the replay runner needs `script`, the path of its YAML script".into());
-    }
-    if args.runner.as_deref() == Some("exec") && args.agent_cmd.is_none() {
-        return Err("the exec runner needs `agent_cmd`, the agent command to run".into());
-    }
+    // Checked here first, as `factory run` will check them, so a bad mode, project or
+    // runner is an error now, not a run that dies unseen in the background.
+    let compiled =
+        driver::compile(&args.mode, project, None).map_err(|e| compile_error(&args.mode, e))?;
+    let script = args.script.as_ref().map(|s| project.join(s));
+    let settings = RunSettings {
+        runner: args.runner.clone(),
+        agent_cmd: args.agent_cmd.clone(),
+        script: script.clone(),
+        auto_approve: args.auto_approve,
+        goal: args.goal.clone(),
+    };
+    exec::startable(&compiled.ir, project, &settings)
+        .map_err(|e| format!("the run cannot start: {}", report(&e)))?;
     let paths = ensure_factory_dir(project).map_err(|e| report(&e))?;
     let run_id = checkpoint::reserve_run_id(&paths).map_err(|e| {
         format!(
@@ -102,8 +107,8 @@ pub fn start_run(project: &Path, args: StartRunArgs, started: &Started) -> ToolR
             cmd.arg(flag).arg(v);
         }
     }
-    if let Some(script) = &args.script {
-        cmd.arg("--script").arg(project.join(script));
+    if let Some(script) = &script {
+        cmd.arg("--script").arg(script);
     }
     if args.auto_approve {
         cmd.arg("--auto-approve");

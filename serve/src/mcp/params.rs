@@ -101,7 +101,8 @@ pub struct StartRunArgs {
     /// $FACTORY_RUNNER, the user config's defaults.runner, else the first agent CLI on
     /// PATH).
     pub runner: Option<String>,
-    /// For the replay runner: the YAML script of the agents' answers.
+    /// For the replay runner: the YAML script of the agents' answers (a relative path
+    /// is taken from the project).
     pub script: Option<String>,
     /// For the exec runner: the agent command ({prompt_file} {output} {role} {cwd}
     /// {model} are filled in).
