@@ -98,14 +98,7 @@ pub fn check_text(name: &str, text: &str, anchor: &Path) -> Vec<Located> {
         return crate::ir_check::check_ir_text(&key, text, roles);
     }
     let file = db.set_text(&key, text.to_string());
-    let mut sources = Sources::default();
-    file_diagnostics(&db, file)
-        .iter()
-        .map(|d| Located {
-            diagnostic: d.clone(),
-            source: sources.of(&db, &d.file),
-        })
-        .collect()
+    located(&db, file)
 }
 
 /// What checking a set of paths found.
@@ -165,15 +158,21 @@ pub fn check_paths(paths: &[PathBuf]) -> std::io::Result<Checked> {
             out.unreadable.push(Unreadable { path, problem });
             continue;
         }
-        let mut sources = Sources::default();
-        for d in file_diagnostics(&db, file) {
-            out.diagnostics.push(Located {
-                diagnostic: d.clone(),
-                source: sources.of(&db, &d.file),
-            });
-        }
+        out.diagnostics.extend(located(&db, file));
     }
     Ok(out)
+}
+
+/// Every diagnostic of `file`, each with the text of the file it points into.
+fn located(db: &Database, file: crate::db::SourceFile) -> Vec<Located> {
+    let mut sources = Sources::default();
+    file_diagnostics(db, file)
+        .iter()
+        .map(|d| Located {
+            diagnostic: d.clone(),
+            source: sources.of(db, &d.file),
+        })
+        .collect()
 }
 
 /// The texts diagnostics point into, one shared copy per file (a copy per diagnostic
@@ -276,14 +275,7 @@ pub fn compile(
     if !file.exists(&db) {
         return Err(CompileError::Io(unreadable(Path::new(&key))));
     }
-    let mut sources = Sources::default();
-    let diags: Vec<Located> = file_diagnostics(&db, file)
-        .iter()
-        .map(|d| Located {
-            diagnostic: d.clone(),
-            source: sources.of(&db, &d.file),
-        })
-        .collect();
+    let diags = located(&db, file);
     if diags.iter().any(|d| d.diagnostic.is_error()) {
         return Err(CompileError::Invalid(diags));
     }
@@ -368,14 +360,7 @@ fn why_unreadable(e: &std::io::Error) -> String {
 pub fn compile_text(key: &str, text: &str) -> Result<Ir, Vec<Located>> {
     let mut db = Database::new(Arc::new(FsLoader::default()), None);
     let file = db.set_text(key, text.to_string());
-    let mut sources = Sources::default();
-    let diags: Vec<Located> = file_diagnostics(&db, file)
-        .iter()
-        .map(|d| Located {
-            diagnostic: d.clone(),
-            source: sources.of(&db, &d.file),
-        })
-        .collect();
+    let diags = located(&db, file);
     if diags.iter().any(|d| d.diagnostic.is_error()) {
         return Err(diags);
     }

@@ -384,12 +384,9 @@ pub fn read_last_eval(root: &Path) -> Result<Option<EvalReport>, String> {
 /// Reads an eval report written by factory (`last_eval.json`, an experiment's
 /// `precheck_eval.json`): `Ok(None)` when absent, `Err` saying why it is unusable.
 pub fn read_report(path: &Path) -> Result<Option<EvalReport>, String> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-    };
-    serde_json::from_slice(&bytes)
-        .map(Some)
-        .map_err(|e| format!("{} is not an eval report: {e}", path.display()))
+    use crate::sys::files::{JsonFileError, read_json};
+    read_json(path).map_err(|e| match e {
+        JsonFileError::Io(e) => format!("cannot read {}: {e}", path.display()),
+        JsonFileError::Invalid(e) => format!("{} is not an eval report: {e}", path.display()),
+    })
 }

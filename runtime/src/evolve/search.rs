@@ -111,19 +111,10 @@ impl Store {
         name: &str,
     ) -> Result<Option<T>, EvolveError> {
         let path = self.path(name);
-        match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(|e| EvolveError::State {
-                    path,
-                    why: e.to_string(),
-                }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(EvolveError::State {
-                path,
-                why: e.to_string(),
-            }),
-        }
+        crate::sys::files::read_json(&path).map_err(|e| EvolveError::State {
+            why: e.to_string(),
+            path,
+        })
     }
     pub(super) fn save<T: Serialize>(&self, name: &str, value: &T) -> Result<(), EvolveError> {
         let path = self.path(name);

@@ -87,14 +87,13 @@ impl Checkpoint {
 
     /// The checkpoint saved at `path`; `Ok(None)` when there is none.
     pub fn load_from(path: &Path) -> Result<Option<Checkpoint>, String> {
-        let bytes = match std::fs::read(path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-        };
-        serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|e| format!("{} is not a valid checkpoint: {e}", path.display()))
+        use crate::sys::files::{JsonFileError, read_json};
+        read_json(path).map_err(|e| match e {
+            JsonFileError::Io(e) => format!("cannot read {}: {e}", path.display()),
+            JsonFileError::Invalid(e) => {
+                format!("{} is not a valid checkpoint: {e}", path.display())
+            }
+        })
     }
 }
 

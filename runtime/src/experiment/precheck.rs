@@ -64,14 +64,13 @@ pub(crate) fn precheck_eval_json(project: &Path, id: u32) -> PathBuf {
 /// The precheck recorded for experiment `id`, if any.
 pub fn load_precheck(project: &Path, id: u32) -> Result<Option<PrecheckRecord>, ExperimentError> {
     let path = precheck_json(project, id);
-    let text = match fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io_at(&path)(e)),
-    };
-    serde_json::from_str(&text)
-        .map(Some)
-        .map_err(|e| io_at(&path)(io::Error::new(io::ErrorKind::InvalidData, e.to_string())))
+    use crate::sys::files::{JsonFileError, read_json};
+    read_json(&path).map_err(|e| match e {
+        JsonFileError::Io(e) => io_at(&path)(e),
+        JsonFileError::Invalid(e) => {
+            io_at(&path)(io::Error::new(io::ErrorKind::InvalidData, e.to_string()))
+        }
+    })
 }
 
 /// The eval the precheck of experiment `id` scored (`precheck_eval.json`): `Ok(None)`

@@ -281,17 +281,14 @@ impl ExperimentStore {
 
     fn read_info(&self, id: u32) -> Result<Option<ExperimentInfo>, StoreError> {
         let file = self.paths.experiment_dir(id).join("experiment.json");
-        let text = match fs::read_to_string(&file) {
-            Ok(t) => t,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(io_at(&file)(e)),
-        };
-        serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|e| StoreError::CorruptInfo {
-                path: file,
+        use crate::sys::files::{JsonFileError, read_json};
+        read_json(&file).map_err(|e| match e {
+            JsonFileError::Io(e) => io_at(&file)(e),
+            JsonFileError::Invalid(e) => StoreError::CorruptInfo {
+                path: file.clone(),
                 problem: e.to_string(),
-            })
+            },
+        })
     }
 
     fn write_info(&self, info: &ExperimentInfo) -> Result<(), StoreError> {

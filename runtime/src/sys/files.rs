@@ -9,6 +9,34 @@ use std::path::{Path, PathBuf};
 // `FileExt::lock(&file)` so they never resolve to std's inherent methods instead.
 use fs4::FileExt;
 
+/// Why a JSON file factory wrote could not be used.
+#[derive(Debug)]
+pub enum JsonFileError {
+    Io(io::Error),
+    Invalid(serde_json::Error),
+}
+
+impl std::fmt::Display for JsonFileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JsonFileError::Io(e) => e.fmt(f),
+            JsonFileError::Invalid(e) => e.fmt(f),
+        }
+    }
+}
+
+/// The JSON value stored at `path`: `Ok(None)` when there is no file.
+pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, JsonFileError> {
+    let bytes = match fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(JsonFileError::Io(e)),
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(JsonFileError::Invalid)
+}
+
 /// Writes `contents` to `path` atomically: the bytes go to a temporary sibling first,
 /// are flushed to disk, and then renamed over `path`. Readers see the old file or the
 /// new one, never a mix. Parent directories are created when missing.
