@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Subcommand;
-use factory_compiler::driver::{self, CompileError};
 use factory_runtime::evolve::suggest::CommandSuggest;
 use factory_runtime::evolve::{self, Op, Rules, Source, output};
 
@@ -133,33 +132,9 @@ fn mutate(
         return report(e, USAGE);
     }
     let project = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let parent = match driver::compile(&file.to_string_lossy(), &project, None) {
-        Ok(compiled) => compiled.ir,
-        Err(CompileError::Invalid(diags)) => {
-            for l in &diags {
-                eprintln!("{:?}", l.diagnostic.to_report(l.source.clone()));
-            }
-            return report(
-                miette::miette!(
-                    help = "fix the workflow first: `factory check FILE` lists the same findings",
-                    "{} is not a valid workflow; nothing was mutated",
-                    file.display()
-                ),
-                USAGE,
-            );
-        }
-        Err(CompileError::Io(err)) => {
-            return report(
-                miette::miette!(help = "check that the file exists and is readable", "{err}"),
-                USAGE,
-            );
-        }
-        Err(CompileError::NoWorkflow(msg)) => {
-            return report(
-                miette::miette!(help = "mutate a file that declares a `workflow`", "{msg}"),
-                USAGE,
-            );
-        }
+    let parent = match super::compile_workflow(&file.to_string_lossy(), &project) {
+        Ok(ir) => ir,
+        Err(code) => return code,
     };
     let rules = Rules::near(if file.is_file() { &file } else { &project });
     let hook = suggest.map(|cmd| CommandSuggest::new(&cmd, &project));

@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use factory_compiler::driver;
 use factory_runtime::evolve::bench::Suite;
 use factory_runtime::evolve::search::{self, Settings, short};
 use factory_runtime::evolve::suggest::CommandSuggest;
@@ -112,9 +111,9 @@ pub fn run(args: SearchArgs) -> ExitCode {
         Err(e) => return report(e, USAGE),
     };
     let project = std::path::absolute(&args.project).unwrap_or(args.project.clone());
-    let seed = match driver::compile(mode, &project, None) {
-        Ok(c) => c.ir,
-        Err(e) => return report(miette::miette!("{mode} does not compile: {e:?}"), USAGE),
+    let seed = match super::compile_workflow(mode, &project) {
+        Ok(ir) => ir,
+        Err(code) => return code,
     };
     let Ok(factory) = std::env::current_exe() else {
         return report(

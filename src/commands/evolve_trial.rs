@@ -1,11 +1,9 @@
 //! `factory evolve trial` and `factory evolve compare`: one candidate against its parent
 //! on a bench suite, and the gate that reads the result (runtime/src/evolve/trial.rs).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use factory_compiler::driver;
-use factory_compiler::ir::Ir;
 use factory_runtime::evolve::bench::Suite;
 use factory_runtime::evolve::search::short;
 use factory_runtime::evolve::trial::{self, Trial};
@@ -48,8 +46,8 @@ pub fn trial(args: TrialArgs) -> ExitCode {
         Err(e) => return report(e, USAGE),
     };
     let (candidate, parent) = match (
-        compile(&args.candidate, &project),
-        compile(&args.against, &project),
+        super::compile_workflow(&args.candidate, &project),
+        super::compile_workflow(&args.against, &project),
     ) {
         (Ok(c), Ok(p)) => (c, p),
         (Err(code), _) | (_, Err(code)) => return code,
@@ -86,20 +84,6 @@ pub fn trial(args: TrialArgs) -> ExitCode {
     }
     print_trial(&t);
     ExitCode::from(OK)
-}
-
-fn compile(what: &str, project: &Path) -> Result<Ir, ExitCode> {
-    driver::compile(what, project, None)
-        .map(|c| c.ir)
-        .map_err(|e| {
-            report(
-                miette::miette!(
-                    help = "`factory check` on it lists the findings",
-                    "{what} does not compile: {e:?}"
-                ),
-                USAGE,
-            )
-        })
 }
 
 fn print_trial(t: &Trial) {

@@ -82,6 +82,39 @@ pub fn require_dir(path: &std::path::Path, example: &str) -> Result<(), ExitCode
     ))
 }
 
+/// The IR of a workflow argument (a `.fwf` or `.fwir` file, or a mode name) resolved from
+/// `project`; otherwise its findings (or why it cannot be read) are reported and the
+/// usage exit code returned. One wording for every command that takes a workflow to work on.
+pub fn compile_workflow(
+    what: &str,
+    project: &std::path::Path,
+) -> Result<factory_compiler::ir::Ir, ExitCode> {
+    use factory_compiler::driver::{self, CompileError};
+    match driver::compile(what, project, None) {
+        Ok(compiled) => Ok(compiled.ir),
+        Err(CompileError::Invalid(diags)) => {
+            for l in &diags {
+                eprintln!("{:?}", l.diagnostic.to_report(l.source.clone()));
+            }
+            Err(report(
+                miette::miette!(
+                    help = format!("fix it first: `factory check {what}` lists the same findings"),
+                    "{what} is not a valid workflow"
+                ),
+                USAGE,
+            ))
+        }
+        Err(CompileError::Io(err)) => Err(report(
+            miette::miette!(help = "check that the file exists and is readable", "{err}"),
+            USAGE,
+        )),
+        Err(CompileError::NoWorkflow(msg)) => Err(report(
+            miette::miette!(help = "name a file that declares a `workflow`", "{msg}"),
+            USAGE,
+        )),
+    }
+}
+
 /// Prints an error as a miette report on stderr and returns the exit code for it.
 pub fn report(err: impl Into<miette::Report>, code: u8) -> ExitCode {
     let text = format!("{:?}", err.into());
