@@ -135,6 +135,28 @@ fn compare_names_an_unusable_trial_file_and_exits_2() {
         err.contains("t.json") && err.contains("factory evolve trial"),
         "{err}"
     );
+    // A candidate that is neither a file nor a mode is named, in words.
+    let o = assert_cmd::Command::cargo_bin("factory")
+        .unwrap()
+        .current_dir(dir.path())
+        .args([
+            "evolve",
+            "trial",
+            "nope.fwir",
+            "--against",
+            "improve",
+            "--bench",
+            SUITE,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("`nope.fwir` is neither a file nor a mode"),
+        "{err}"
+    );
+    assert!(!err.contains("Custom {"), "a debug dump: {err}");
 }
 
 #[test]
