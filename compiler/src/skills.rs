@@ -1,6 +1,7 @@
 //! Exported skills, kept honest: render the SKILL.md of every workflow in a directory
-//! (or of every mode of a project), write them where Claude Code discovers them, and
-//! check that what is on disk is still what the sources produce.
+//! (or of every mode of a project), plan where they go for Claude Code to discover them
+//! (the CLI writes them; the compiler writes no file), and check that what is on disk
+//! is still what the sources produce.
 //!
 //! A skill directory is recognised as ours by its `SKILL.annotations.yaml` starting with
 //! the generator's header, so hand-written skills beside them are never touched.
@@ -43,11 +44,6 @@ pub enum SkillsError {
         name: String,
         first: String,
         second: String,
-    },
-    #[error("cannot write {}: {source}", path.display())]
-    Write {
-        path: PathBuf,
-        source: std::io::Error,
     },
     #[error("cannot read {}: {source}", path.display())]
     Read {
@@ -174,61 +170,41 @@ fn fwf_files(dir: &Path) -> Result<Vec<PathBuf>, SkillsError> {
     Ok(files)
 }
 
-/// Writes `path` atomically: a temporary file beside it, then a rename.
-fn write_atomic(path: &Path, text: &str) -> Result<(), SkillsError> {
-    let err = |source| SkillsError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
-    std::fs::write(&tmp, text).map_err(err)?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        err(e)
-    })
-}
-
-/// Writes `dir/<skill>/SKILL.md` and its annotations; returns the skill's directory.
-pub fn write_skill(skill: &Skill, dir: &Path) -> Result<PathBuf, SkillsError> {
+/// The two files of `skill` under `dir`: `dir/<skill>/SKILL.md` and its annotations.
+/// The compiler renders; the caller writes (atomically, with its one file helper).
+pub fn files_of(skill: &Skill, dir: &Path) -> [(PathBuf, String); 2] {
     let target = dir.join(&skill.dir_name);
-    std::fs::create_dir_all(&target).map_err(|source| SkillsError::Write {
-        path: target.clone(),
-        source,
-    })?;
-    write_atomic(&target.join(SKILL_FILE), &skill.skill_md)?;
-    write_atomic(&target.join(ANNOTATIONS_FILE), &skill.annotations_yaml)?;
-    Ok(target)
+    [
+        (target.join(SKILL_FILE), skill.skill_md.clone()),
+        (
+            target.join(ANNOTATIONS_FILE),
+            skill.annotations_yaml.clone(),
+        ),
+    ]
 }
 
-/// What an export changed.
+/// What an export must do in its directory, worked out without changing anything there.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Exported {
-    /// Skill directories written.
+pub struct ExportPlan {
+    /// Every file to write, with its text (two per skill).
+    pub files: Vec<(PathBuf, String)>,
+    /// The skill directories written.
     pub written: Vec<PathBuf>,
-    /// Generated skill directories removed because no source produces them any more.
-    pub removed: Vec<PathBuf>,
+    /// Generated skill directories no source produces any more: their two files go, and
+    /// the directory too when nothing else (of the user's) is in it.
+    pub stale: Vec<PathBuf>,
 }
 
-/// Writes every skill into `out` and removes the generated skills there that no source
-/// produces any more (only their two files; a directory holding anything else stays).
-pub fn export(skills: &[Generated], out: &Path) -> Result<Exported, SkillsError> {
-    let mut done = Exported::default();
+/// The plan for writing every skill into `out` and retiring the generated skills there
+/// that no source produces any more.
+pub fn plan_export(skills: &[Generated], out: &Path) -> Result<ExportPlan, SkillsError> {
+    let mut plan = ExportPlan::default();
     for g in skills {
-        done.written.push(write_skill(&g.skill, out)?);
+        plan.files.extend(files_of(&g.skill, out));
+        plan.written.push(out.join(&g.skill.dir_name));
     }
-    for stale in stale_dirs(skills, out)? {
-        for file in [SKILL_FILE, ANNOTATIONS_FILE] {
-            let path = stale.join(file);
-            if path.exists() {
-                std::fs::remove_file(&path)
-                    .map_err(|source| SkillsError::Write { path, source })?;
-            }
-        }
-        // Only succeeds when nothing of the user's is left inside.
-        let _ = std::fs::remove_dir(&stale);
-        done.removed.push(stale);
-    }
-    Ok(done)
+    plan.stale = stale_dirs(skills, out)?;
+    Ok(plan)
 }
 
 /// Generated skill directories in `dir` that none of `skills` produces.

@@ -107,16 +107,24 @@ pub fn run(args: Args) -> ExitCode {
         Emit::Skill => {
             let skill = skills::skill_of(&compiled, &project);
             let dir = args.output.unwrap_or_else(|| PathBuf::from("."));
-            return match skills::write_skill(&skill, &dir) {
-                Ok(target) => {
-                    println!("wrote {}", target.join(skills::SKILL_FILE).display());
-                    ExitCode::from(OK)
+            for (path, text) in skills::files_of(&skill, &dir) {
+                if let Err(err) = factory_runtime::sys::files::atomic_write(&path, text.as_bytes())
+                {
+                    return super::report(
+                        miette::miette!(
+                            help = "check that the directory is writable",
+                            "cannot write {}: {err}",
+                            path.display()
+                        ),
+                        USAGE,
+                    );
                 }
-                Err(err) => super::report(
-                    miette::miette!(help = "check that the directory is writable", "{err}"),
-                    USAGE,
-                ),
-            };
+            }
+            println!(
+                "wrote {}",
+                dir.join(&skill.dir_name).join(skills::SKILL_FILE).display()
+            );
+            return ExitCode::from(OK);
         }
     };
     match &args.output {

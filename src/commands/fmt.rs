@@ -1,6 +1,6 @@
 //! `factory fmt`: the canonical layout for workflow files.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use factory_compiler::host;
@@ -47,7 +47,7 @@ pub fn run(args: Args) -> ExitCode {
         .filter(|f| f.extension().is_some_and(|e| e == "fwf"))
     {
         total += 1;
-        match host::format_file(file, args.check) {
+        match format_file(file, args.check) {
             Ok(outcome) => {
                 if outcome.syntax_errors > 0 {
                     broken += 1;
@@ -93,5 +93,30 @@ pub fn run(args: Args) -> ExitCode {
         FAILED
     } else {
         OK
+    })
+}
+
+/// What formatting one file did.
+struct Formatted {
+    /// The layout changed (written, or with `check` would be).
+    changed: bool,
+    /// Syntax errors in the file: the parts that do not parse were left as they are.
+    syntax_errors: usize,
+}
+
+/// Formats one file in place (atomically: an interrupted run never leaves half a file);
+/// with `check`, nothing is written.
+fn format_file(path: &Path, check: bool) -> std::io::Result<Formatted> {
+    let with_path =
+        |e: std::io::Error| std::io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+    let text = std::fs::read_to_string(path).map_err(with_path)?;
+    let (formatted, syntax_errors) = factory_compiler::format::format_reporting(&text);
+    let changed = formatted != text;
+    if changed && !check {
+        factory_runtime::sys::files::atomic_write(path, formatted.as_bytes()).map_err(with_path)?;
+    }
+    Ok(Formatted {
+        changed,
+        syntax_errors,
     })
 }

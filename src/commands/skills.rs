@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use factory_compiler::driver::CompileError;
 use factory_compiler::skills::{self, Drift, SkillsError};
+use factory_runtime::sys::files::atomic_write;
 
 use super::{FAILED, OK, USAGE};
 
@@ -73,18 +74,20 @@ pub fn run(args: Args) -> ExitCode {
                 Ok(g) => g,
                 Err(code) => return code,
             };
-            match skills::export(&generated, &out) {
-                Ok(done) => {
-                    for dir in &done.written {
-                        println!("wrote {}", dir.join(skills::SKILL_FILE).display());
-                    }
-                    for dir in &done.removed {
-                        println!("removed {} (its workflow is gone)", dir.display());
-                    }
-                    ExitCode::from(OK)
-                }
-                Err(err) => io_error(err),
+            let plan = match skills::plan_export(&generated, &out) {
+                Ok(plan) => plan,
+                Err(err) => return io_error(err),
+            };
+            if let Err(err) = carry_out(&plan) {
+                return super::report(err, USAGE);
             }
+            for dir in &plan.written {
+                println!("wrote {}", dir.join(skills::SKILL_FILE).display());
+            }
+            for dir in &plan.stale {
+                println!("removed {} (its workflow is gone)", dir.display());
+            }
+            ExitCode::from(OK)
         }
         Sub::Check { workflows, dir } => {
             let dir = dir.unwrap_or_else(default_dir);
@@ -178,6 +181,33 @@ fn generate(workflows: Option<&Path>, project: &Path) -> Result<Vec<skills::Gene
         }
         Err(err) => Err(io_error(err)),
     }
+}
+
+/// Writes the plan's files (atomically, directories made) and retires its stale skills:
+/// their two generated files go, and the directory only when nothing else is left in it.
+fn carry_out(plan: &skills::ExportPlan) -> Result<(), miette::Report> {
+    let failed = |path: &Path, e: std::io::Error| {
+        miette::miette!(
+            help = "check that the directory is writable",
+            "cannot write {}: {e}",
+            path.display()
+        )
+    };
+    for (path, text) in &plan.files {
+        atomic_write(path, text.as_bytes()).map_err(|e| failed(path, e))?;
+    }
+    for stale in &plan.stale {
+        for file in [skills::SKILL_FILE, skills::ANNOTATIONS_FILE] {
+            let path = stale.join(file);
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(failed(&path, e)),
+                _ => {}
+            }
+        }
+        // Only succeeds when nothing of the user's is left inside.
+        let _ = std::fs::remove_dir(stale);
+    }
+    Ok(())
 }
 
 fn io_error(err: SkillsError) -> ExitCode {
