@@ -96,3 +96,60 @@ fn textmate_grammar_scopes_match_the_snapshot() {
         "scopes differ from editors/vscode/test/snapshots"
     );
 }
+
+/// The words of the language (the compiler's one vocabulary) and the VS Code grammar's
+/// keyword lists stay equal: every keyword, label and type name is highlighted by some
+/// pattern, and every word a `\b(a|b|…)` pattern lists is one of them.
+#[test]
+fn the_vscode_grammar_knows_exactly_the_compilers_keywords() {
+    use factory_compiler::syntax::vocabulary::{LABELS, TYPE_NAMES, keywords};
+    let text = std::fs::read_to_string(repo().join("editors/vscode/syntaxes/fwf.tmLanguage.json"))
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut patterns = Vec::new();
+    collect_patterns(&json, &mut patterns);
+    let words: Vec<&str> = keywords()
+        .chain(LABELS.iter().copied())
+        .chain(TYPE_NAMES.iter().copied())
+        .collect();
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    for w in &words {
+        let found = patterns.iter().any(|p| {
+            p.match_indices(w)
+                .any(|(i, _)| !p[..i].ends_with(is_word) && !p[i + w.len()..].starts_with(is_word))
+        });
+        assert!(found, "the grammar does not highlight the keyword `{w}`");
+    }
+    // `role` is an attribute whose value the grammar colours as a role name.
+    let allowed = |w: &str| words.contains(&w) || w == "role";
+    for p in &patterns {
+        for (i, _) in p.match_indices("\\b(") {
+            let rest = &p[i + 3..];
+            let Some(end) = rest.find(')') else { continue };
+            let group = &rest[..end];
+            if group.chars().all(|c| c.is_ascii_lowercase() || c == '|') {
+                for w in group.split('|') {
+                    assert!(
+                        allowed(w),
+                        "the grammar highlights `{w}`, which the compiler does not know"
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn collect_patterns(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                match (k.as_str(), v) {
+                    ("match" | "begin", serde_json::Value::String(s)) => out.push(s.clone()),
+                    _ => collect_patterns(v, out),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| collect_patterns(v, out)),
+        _ => {}
+    }
+}

@@ -4,6 +4,7 @@ pub mod ast;
 mod convert;
 mod parser;
 mod recover;
+pub mod vocabulary;
 
 pub use ast::*;
 pub use convert::unquote;

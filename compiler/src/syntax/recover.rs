@@ -3,13 +3,10 @@
 
 use super::parser::Rule;
 
-/// Keywords a declaration line can start with, per block level; recovery resumes there.
-pub(super) const TOP_KEYWORDS: &[&str] =
-    &["workflow", "subgraph", "import", "headless", "///", "//!"];
-pub(super) const BODY_KEYWORDS: &[&str] = &[
-    "import", "input", "knob", "use", "agent", "fn", "gate", "fork", "join", "select", "study",
-    "llm", "parallel", "flow", "///",
-];
+use super::vocabulary;
+
+/// Doc comments start an item too: recovery resumes at them.
+const DOCS: &[&str] = &["///", "//!"];
 
 pub(super) enum Level {
     Top,
@@ -20,9 +17,6 @@ pub(super) enum Level {
 /// The name of the node a skipped declaration was declaring (`agent builder { role
 /// builder }` → `builder`), when its header is readable.
 pub(super) fn skipped_node_name(skipped: &str) -> Option<String> {
-    const NODE_KEYWORDS: &[&str] = &[
-        "agent", "fn", "gate", "fork", "join", "select", "study", "llm", "parallel", "use",
-    ];
     let code = skipped
         .lines()
         .map(str::trim_start)
@@ -30,7 +24,7 @@ pub(super) fn skipped_node_name(skipped: &str) -> Option<String> {
     // Node names may be dotted (`agent experiment.builder`).
     let mut words = code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'));
     let keyword = words.next()?;
-    if !NODE_KEYWORDS.contains(&keyword) {
+    if keyword != "use" && !vocabulary::NODE_KINDS.contains(&keyword) {
         return None;
     }
     // `use sub(args) as alias` declares the alias.
@@ -114,10 +108,16 @@ fn rule_name(rule: Rule) -> Option<&'static str> {
 /// item's own closing brace, at the `}` closing the enclosing block, or at the next line
 /// that starts with a keyword of this level.
 pub(super) fn resync(text: &str, from: usize, level: &Level) -> usize {
-    let keywords: &[&str] = match level {
-        Level::Top => TOP_KEYWORDS,
-        Level::Body => BODY_KEYWORDS,
-        Level::Flow => &[],
+    // Where a line may resume: a keyword of this level, or a doc comment (`//!` only at
+    // the top).
+    let keywords: Vec<&str> = match level {
+        Level::Top => vocabulary::FILE_KEYWORDS
+            .iter()
+            .chain(DOCS)
+            .copied()
+            .collect(),
+        Level::Body => vocabulary::body_starts().chain(["///"]).collect(),
+        Level::Flow => Vec::new(),
     };
     let bytes = text.as_bytes();
     let mut depth = 0usize;
@@ -144,7 +144,7 @@ pub(super) fn resync(text: &str, from: usize, level: &Level) -> usize {
                 let line = text[next..].trim_start();
                 let starts_item = match level {
                     Level::Flow => depth == 0,
-                    _ => starts_with_keyword(line, keywords),
+                    _ => starts_with_keyword(line, &keywords),
                 };
                 // A flow statement is one line; other items resume at a keyword line.
                 if starts_item || (matches!(level, Level::Flow) && first_line && depth == 0) {

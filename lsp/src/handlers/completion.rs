@@ -9,11 +9,7 @@ use lsp_types::{CompletionItem, CompletionItemKind, CompletionParams, Completion
 use super::{DocView, Result};
 use crate::lookup::{self, TokKind};
 use crate::world::World;
-
-const BODY_KEYWORDS: &[&str] = &[
-    "agent", "fn", "gate", "fork", "join", "select", "study", "llm", "knob", "input", "use",
-    "parallel", "flow", "import",
-];
+use factory_compiler::syntax::vocabulary;
 
 pub fn completion(
     world: &mut World,
@@ -124,9 +120,9 @@ pub fn complete(world: &World, doc: &DocView<'_>, offset: usize) -> Vec<Completi
     }
     if before.is_empty() {
         let kws: Vec<String> = if decl.is_some() && !block_head.is_empty() {
-            BODY_KEYWORDS.iter().map(|s| s.to_string()).collect()
+            vocabulary::body_starts().map(str::to_string).collect()
         } else {
-            ["workflow", "headless", "subgraph", "import"]
+            vocabulary::FILE_KEYWORDS
                 .iter()
                 .map(|s| s.to_string())
                 .collect()

@@ -2,6 +2,7 @@
 //! labels, types, strings and comments, so editors colour `.fwf` by meaning.
 
 use factory_compiler::syntax::Loc;
+use factory_compiler::syntax::vocabulary::{LABELS, TYPE_NAMES, keywords};
 use lsp_types::{
     SemanticToken, SemanticTokenModifier, SemanticTokenType, SemanticTokens, SemanticTokensLegend,
     SemanticTokensParams, SemanticTokensResult,
@@ -34,38 +35,6 @@ pub fn legend() -> SemanticTokensLegend {
 fn ty(t: SemanticTokenType) -> u32 {
     TYPES.iter().position(|x| *x == t).unwrap_or(0) as u32
 }
-
-const KEYWORDS: &[&str] = &[
-    "workflow",
-    "headless",
-    "subgraph",
-    "import",
-    "input",
-    "knob",
-    "use",
-    "as",
-    "agent",
-    "fn",
-    "gate",
-    "fork",
-    "join",
-    "select",
-    "study",
-    "llm",
-    "parallel",
-    "in",
-    "flow",
-    "by",
-    "user",
-    "max",
-    "expandable",
-    "true",
-    "false",
-    "start",
-    "end",
-];
-const LABELS: &[&str] = &["proceed", "reloop", "halt", "fail"];
-const TYPE_NAMES: &[&str] = &["int", "float", "string", "bool", "node"];
 
 pub fn semantic_tokens(
     world: &mut World,
@@ -122,7 +91,7 @@ pub fn classify(doc: &DocView<'_>) -> Vec<(std::ops::Range<usize>, u32, u32)> {
                     Some((ty(SemanticTokenType::ENUM_MEMBER), 0))
                 } else if prev == Some(":") && TYPE_NAMES.contains(&word) {
                     Some((ty(SemanticTokenType::TYPE), 0))
-                } else if KEYWORDS.contains(&word) {
+                } else if keywords().any(|k| k == word) {
                     Some((ty(SemanticTokenType::KEYWORD), 0))
                 } else if next == Some(":") {
                     Some((ty(SemanticTokenType::PROPERTY), 0))
