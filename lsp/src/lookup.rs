@@ -3,6 +3,7 @@
 //! arguments, bounds) and, for names the map does not hold (roles, knob names in
 //! attribute values and templates), from the tokens of the text.
 
+use factory_compiler::ir::conventions::placeholders;
 use std::ops::Range;
 
 use factory_compiler::ir::Label;
@@ -283,14 +284,13 @@ fn from_word(parsed: &Parsed, text: &str, offset: usize) -> Option<Hit> {
         // `{{knobs.name}}` or `{{param}}` inside a template.
         let s = &text[tok.span.clone()];
         let rel = offset - tok.span.start;
-        let open = s[..rel].rfind("{{")?;
-        let close = open + s[open..].find("}}")?;
-        if rel > close {
-            return None;
-        }
-        let inner = s[open + 2..close].trim();
-        let lead = s[open + 2..].len() - s[open + 2..].trim_start().len();
-        let start = tok.span.start + open + 2 + lead;
+        // The placeholder the cursor is in, braces excluded.
+        let p = placeholders(s)
+            .0
+            .into_iter()
+            .find(|p| p.whole.start + 2 <= rel && rel + 2 <= p.whole.end)?;
+        let inner = &s[p.expr.clone()];
+        let start = tok.span.start + p.expr.start;
         if let Some(k) = inner.strip_prefix("knobs.") {
             return Some(Hit {
                 symbol: Symbol::Knob {
@@ -557,19 +557,11 @@ fn value_references(
             TokKind::Str => {
                 let Some(pattern) = template else { continue };
                 let s = &text[t.span.clone()];
-                let mut from = 0;
-                while let Some(open) = s[from..].find("{{") {
-                    let open = from + open + 2;
-                    let Some(close) = s[open..].find("}}") else {
-                        break;
-                    };
-                    let inner = &s[open..open + close];
-                    let lead = inner.len() - inner.trim_start().len();
-                    if inner.trim() == pattern {
-                        let start = t.span.start + open + lead + (pattern.len() - name.len());
+                for p in placeholders(s).0 {
+                    if s[p.expr.clone()] == *pattern {
+                        let start = t.span.start + p.expr.start + (pattern.len() - name.len());
                         out.push(start..start + name.len());
                     }
-                    from = open + close + 2;
                 }
             }
             _ => {}

@@ -20,17 +20,46 @@ pub const RUNTIME_VARS: &[&str] = &[
     "score_after",
 ];
 
+/// One `{{ … }}` of a template, as byte ranges into it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placeholder {
+    /// From the `{{` to just after the `}}`.
+    pub whole: std::ops::Range<usize>,
+    /// The expression inside, trimmed (`{{ x }}` → `x`).
+    pub expr: std::ops::Range<usize>,
+}
+
+/// Every placeholder of `text`, in order, and where a `{{` that is never closed starts
+/// (the scan stops there). The one template scanner: the compiler's template rule,
+/// lowering's parameter substitution, the SKILL.md emitter, the runtime's command
+/// rendering and the language server all read templates through it.
+pub fn placeholders(text: &str) -> (Vec<Placeholder>, Option<usize>) {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(open) = text[from..].find("{{").map(|i| from + i) {
+        let inner = open + 2;
+        let Some(close) = text[inner..].find("}}").map(|i| inner + i) else {
+            return (out, Some(open));
+        };
+        let raw = &text[inner..close];
+        let start = inner + (raw.len() - raw.trim_start().len());
+        let end = (start + raw.trim().len()).max(start);
+        out.push(Placeholder {
+            whole: open..close + 2,
+            expr: start..end,
+        });
+        from = close + 2;
+    }
+    (out, None)
+}
+
 /// The variable expressions used in `text`, in order, trimmed (`{{ x }}` is `x`).
 pub fn template_vars(text: &str) -> Vec<&str> {
-    let mut vars = Vec::new();
-    let mut rest = text;
-    while let Some(open) = rest.find("{{") {
-        let after = &rest[open + 2..];
-        let Some(close) = after.find("}}") else { break };
-        vars.push(after[..close].trim());
-        rest = &after[close + 2..];
-    }
-    vars
+    placeholders(text)
+        .0
+        .into_iter()
+        .map(|p| &text[p.expr])
+        .collect()
 }
 
 /// The largest reloop bound the compiler accepts. Each reloop is a whole agent round
@@ -93,7 +122,7 @@ pub const VERDICT_HEADING: &str = "## Verdict";
 
 #[cfg(test)]
 mod tests {
-    use super::artifact_key;
+    use super::{artifact_key, placeholders, template_vars};
 
     #[test]
     fn spellings_of_one_path_share_a_key() {
@@ -114,5 +143,19 @@ mod tests {
             artifact_key("out/a.md"),
             std::borrow::Cow::Borrowed(_)
         ));
+    }
+
+    #[test]
+    fn placeholders_give_the_whole_and_the_trimmed_expression_and_stop_at_an_unclosed_one() {
+        let text = "a {{ x }}b{{y}}{{}} c {{ open";
+        let (found, unclosed) = placeholders(text);
+        let shown: Vec<(&str, &str)> = found
+            .iter()
+            .map(|p| (&text[p.whole.clone()], &text[p.expr.clone()]))
+            .collect();
+        assert_eq!(shown, [("{{ x }}", "x"), ("{{y}}", "y"), ("{{}}", "")]);
+        assert_eq!(unclosed, Some(text.find("{{ open").unwrap()));
+        assert_eq!(template_vars(text), ["x", "y", ""]);
+        assert_eq!(placeholders("no braces"), (Vec::new(), None));
     }
 }

@@ -108,13 +108,10 @@ impl Lowering<'_> {
             return text.to_string();
         }
         let mut out = String::with_capacity(text.len());
-        let mut rest = text;
-        while let Some(open) = rest.find("{{") {
-            let after = &rest[open + 2..];
-            let Some(close) = after.find("}}") else { break };
-            let var = after[..close].trim();
-            out.push_str(&rest[..open]);
-            match scope.params.get(var) {
+        let mut copied = 0;
+        for p in crate::ir::conventions::placeholders(text).0 {
+            out.push_str(&text[copied..p.whole.start]);
+            match scope.params.get(&text[p.expr.clone()]) {
                 Some(Binding::Value {
                     lit: Literal::Str(s),
                     ..
@@ -123,11 +120,11 @@ impl Lowering<'_> {
                 Some(Binding::Node(e)) => {
                     out.push_str(e.entries.first().map_or("", String::as_str))
                 }
-                None => out.push_str(&rest[open..open + 2 + close + 2]),
+                None => out.push_str(&text[p.whole.clone()]),
             }
-            rest = &after[close + 2..];
+            copied = p.whole.end;
         }
-        out.push_str(rest);
+        out.push_str(&text[copied..]);
         out
     }
 

@@ -38,9 +38,8 @@ pub fn complete(world: &World, doc: &DocView<'_>, offset: usize) -> Vec<Completi
             "import",
         );
     }
-    if let Some(open) = line.rfind("{{")
-        && !line[open..].contains("}}")
-    {
+    // The cursor is in a placeholder not yet closed.
+    if let (_, Some(open)) = factory_compiler::ir::conventions::placeholders(line) {
         let inner = &line[open + 2..];
         if inner.trim_start().starts_with("knobs.") {
             let knobs = decl

@@ -56,18 +56,18 @@ pub fn render_command(template: &str, cx: &TemplateContext) -> Result<ShellComma
     let mut script = String::with_capacity(template.len());
     let mut env = Vec::new();
     let mut quote = Quote::None;
-    let mut rest = template;
-    while let Some(open) = rest.find("{{") {
-        let literal = &rest[..open];
+    let (placeholders, unclosed) = factory_compiler::ir::conventions::placeholders(template);
+    if unclosed.is_some() {
+        return Err(TemplateError(format!(
+            "`{template}`: a `{{{{` is never closed"
+        )));
+    }
+    let mut copied = 0;
+    for p in placeholders {
+        let literal = &template[copied..p.whole.start];
         quote = quote.after(literal);
         script.push_str(literal);
-        let after = &rest[open + 2..];
-        let Some(close) = after.find("}}") else {
-            return Err(TemplateError(format!(
-                "`{template}`: a `{{{{` is never closed"
-            )));
-        };
-        let expr = after[..close].trim();
+        let expr = &template[p.expr];
         let value = render_text(&format!("{{{{ {expr} }}}}"), cx)?;
         let name = format!("FACTORY_V{}", env.len());
         script.push_str(&match quote {
@@ -76,9 +76,9 @@ pub fn render_command(template: &str, cx: &TemplateContext) -> Result<ShellComma
             Quote::Single => format!("'\"${{{name}}}\"'"),
         });
         env.push((name, value));
-        rest = &after[close + 2..];
+        copied = p.whole.end;
     }
-    script.push_str(rest);
+    script.push_str(&template[copied..]);
     Ok(ShellCommand { script, env })
 }
 
