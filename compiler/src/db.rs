@@ -124,12 +124,20 @@ impl Database {
 
     /// Replaces a file's text (an editor change, or a file changed on disk).
     pub fn set_text(&mut self, key: &str, text: String) -> SourceFile {
+        self.set_source(key, Some(text))
+    }
+
+    /// Sets a file to what its source now says: its text, or `None` when it is gone (a
+    /// deleted file is missing, as for a fresh database — not an empty file).
+    pub fn set_source(&mut self, key: &str, text: Option<String>) -> SourceFile {
         let file = self.file(key);
+        let exists = text.is_some();
+        let text = text.unwrap_or_default();
         if file.text(self) != &text {
             file.set_text(self).to(text);
         }
-        if !file.exists(self) {
-            file.set_exists(self).to(true);
+        if file.exists(self) != exists {
+            file.set_exists(self).to(exists);
         }
         file
     }

@@ -139,11 +139,12 @@ impl World {
         if self.open.contains_key(key) {
             return;
         }
-        let text = std::fs::read_to_string(key).unwrap_or_default();
+        // A file that cannot be read (deleted, moved) is missing, as a fresh server sees it.
+        let text = std::fs::read_to_string(key).ok();
         if let Some(alias) = self.alias(key) {
-            self.db.set_text(&alias, text.clone());
+            self.db.set_source(&alias, text.clone());
         }
-        self.db.set_text(key, text);
+        self.db.set_source(key, text);
     }
 }
 
@@ -152,11 +153,22 @@ impl World {
 pub fn affected(db: &Database, open: &[&String], changed: &[String]) -> Vec<String> {
     open.iter()
         .filter(|k| {
+            // Every key the file's imports name, directly or not — a missing one too
+            // (a deleted import is a change its importers must hear of).
+            let root = db.file(k);
+            let closure = import_closure(db, root);
             changed.contains(k)
-                || import_closure(db, db.file(k))
-                    .files
-                    .iter()
-                    .any(|f| changed.iter().any(|c| c == f.key(db)))
+                || std::iter::once(root)
+                    .chain(closure.files.iter().copied())
+                    .flat_map(|f| {
+                        let from = f.key(db).clone();
+                        factory_compiler::db::file_ast(db, f)
+                            .imports
+                            .iter()
+                            .map(move |imp| factory_compiler::db::import_key(&from, &imp.path))
+                            .collect::<Vec<_>>()
+                    })
+                    .any(|named| changed.contains(&named))
         })
         .map(|k| k.to_string())
         .collect()

@@ -228,3 +228,34 @@ fn a_malformed_notification_is_logged_and_the_server_keeps_serving() {
     assert_eq!(c.codes(&uri), ["FWF003"]);
     c.shutdown();
 }
+
+/// A deleted import is reported by a long-running server exactly as by a fresh one
+/// (missing, not an empty file whose import is "unused").
+#[test]
+fn a_deleted_import_is_missing_as_a_fresh_server_sees_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    fs::create_dir_all(root.join("lib")).unwrap();
+    fs::write(root.join("lib/qa.fwf"), QA).unwrap();
+    fs::write(root.join("main.fwf"), MAIN).unwrap();
+    let main = format!("file://{}/main.fwf", root.display());
+    let qa = format!("file://{}/lib/qa.fwf", root.display());
+
+    let long = start(&root);
+    open(&long, &main, MAIN);
+    assert_eq!(long.codes(&main), Vec::<String>::new());
+    fs::remove_file(root.join("lib/qa.fwf")).unwrap();
+    long.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": qa, "type": 3}]}),
+    );
+    let after_delete = long.codes(&main);
+    long.shutdown();
+
+    let fresh = start(&root);
+    open(&fresh, &main, MAIN);
+    let from_scratch = fresh.codes(&main);
+    fresh.shutdown();
+    assert!(!from_scratch.is_empty(), "a missing import is an error");
+    assert_eq!(after_delete, from_scratch);
+}
