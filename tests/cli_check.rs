@@ -119,3 +119,34 @@ fn a_non_utf8_file_is_an_entry_of_valid_json_beside_the_other_diagnostics() {
     );
     assert_eq!(bad["line"], 1);
 }
+
+#[test]
+fn json_findings_name_what_they_are_about_as_data() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("w.fwf"),
+        "workflow w {\n    agent a { role: poet }\n    fork f\n    fn b \"true\"\n    fn c \"true\"\n    flow {\n        start -> a -> f\n        f -> b, c -> end\n    }\n}\n",
+    )
+    .unwrap();
+    let out = factory(dir.path())
+        .args(["check", "--format", "json", "w.fwf"])
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let subject = |code: &str| {
+        json.as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["code"] == code)
+            .map(|d| d["subject"].clone())
+            .unwrap_or_else(|| panic!("no {code} in {json:#}"))
+    };
+    assert_eq!(
+        subject("FWF010"),
+        serde_json::json!({"kind": "role", "name": "poet"})
+    );
+    assert_eq!(
+        subject("FWF014"),
+        serde_json::json!({"kind": "node", "name": "f"})
+    );
+}

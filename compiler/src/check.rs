@@ -250,6 +250,7 @@ pub fn validate_file(db: &dyn Db, file: SourceFile) -> Vec<Finding<FileLoc>> {
                     .collect(),
                 help: mapped.help,
                 attr: mapped.attr,
+                subject: mapped.subject,
             });
         }
     }
@@ -283,6 +284,7 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
                 })
                 .collect(),
             help: e.help.clone(),
+            subject: None,
         })
         .collect();
     let findings = lower_file(db, file)
@@ -337,6 +339,7 @@ fn place(db: &dyn Db, f: &Finding<FileLoc>) -> Diagnostic {
         label: f.label.clone(),
         labels,
         help: f.help.clone(),
+        subject: f.subject.clone(),
     }
 }
 

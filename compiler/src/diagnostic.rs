@@ -83,6 +83,17 @@ pub struct Label {
     pub message: String,
 }
 
+/// What a finding is about, as data: quick fixes, `--format json` and other tools read
+/// this, never the message text.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(tag = "kind", content = "name", rename_all = "snake_case")]
+pub enum Subject {
+    /// A node, by its id in the workflow (`fork` for a fork without a join).
+    Node(String),
+    /// A role, by name (an unknown role).
+    Role(String),
+}
+
 /// A finding, located in one source text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Diagnostic {
@@ -96,6 +107,8 @@ pub struct Diagnostic {
     pub label: String,
     pub labels: Vec<Label>,
     pub help: String,
+    /// What it is about, when that is one thing a fix can act on.
+    pub subject: Option<Subject>,
 }
 
 impl Diagnostic {

@@ -36,6 +36,7 @@ impl Located {
             "end_column": end_column,
             "message": d.message,
             "help": d.help,
+            "subject": d.subject,
             "labels": d.labels.iter().map(|lab| {
                 let (line, column) = index.line_col(lab.span.start);
                 serde_json::json!({"line": line, "column": column, "message": lab.message})

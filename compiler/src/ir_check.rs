@@ -33,6 +33,7 @@ pub fn check_ir_text(key: &str, text: &str, roles: Option<BTreeSet<String>>) -> 
                         help: e
                             .help
                             .unwrap_or_else(|| "see docs/ir.md for the IR text format".into()),
+                        subject: None,
                     })
                 })
                 .collect();
@@ -68,6 +69,7 @@ pub fn check_ir_text(key: &str, text: &str, roles: Option<BTreeSet<String>>) -> 
                     })
                     .collect(),
                 help: f.help,
+                subject: f.subject,
             })
         })
         .collect();

@@ -153,6 +153,7 @@ pub fn check_subgraph(file: &str, decl: &Decl, subgraphs: &Subgraphs<'_>) -> Vec
                     .collect(),
                 help: f.help,
                 attr: f.attr,
+                subject: f.subject,
             });
         }
     }

@@ -8,7 +8,7 @@ use petgraph::graph::NodeIndex;
 
 use super::graph::Graph;
 use super::{Finding, IrRef};
-use crate::diagnostic::Code;
+use crate::diagnostic::{Code, Subject};
 use crate::ir::conventions::artifact_key;
 use crate::ir::{Ir, Label, NodeKind};
 
@@ -367,6 +367,7 @@ impl Matcher<'_> {
                 self.node_ref(f),
                 format!("fork `{id}` has no matching join"),
             )
+            .about(Subject::Node(id.to_string()))
             .label("branches start here")
             .help(format!(
                 "declare a `join` and route every branch of `{id}` into it"

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::{Context, Finding, IrRef, a_kind};
-use crate::diagnostic::Code;
+use crate::diagnostic::{Code, Subject};
 use crate::ir::conventions::{MAX_PARALLEL, MAX_RELOOP, parallel_count_ok};
 use crate::ir::{Evaluator, Ir, KnobType, Label, Literal, NodeKind};
 
@@ -21,6 +21,7 @@ pub(super) fn check(ir: &Ir, cx: &Context, out: &mut Vec<Finding>) {
             let known: Vec<&str> = roles.iter().map(String::as_str).collect();
             out.push(
                 Finding::new(Code::UnknownRole, at.clone(), format!("unknown role `{role}`"))
+                    .about(Subject::Role(role.clone()))
                     .label("no prompt for this role")
                     .attr("role")
                     .help(format!(

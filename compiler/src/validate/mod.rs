@@ -44,6 +44,8 @@ pub struct Finding<At = IrRef> {
     /// For a finding about a node: the attribute it is about (`role`, `task`), so a
     /// source position can point at that attribute rather than the node's name.
     pub attr: Option<String>,
+    /// What it is about, as data (see [`crate::diagnostic::Subject`]).
+    pub subject: Option<crate::diagnostic::Subject>,
 }
 
 impl<At> Finding<At> {
@@ -57,6 +59,7 @@ impl<At> Finding<At> {
             labels: self.labels.into_iter().map(|(a, t)| (f(a), t)).collect(),
             help: self.help,
             attr: self.attr,
+            subject: self.subject,
         }
     }
 
@@ -69,7 +72,14 @@ impl<At> Finding<At> {
             labels: Vec::new(),
             help: String::new(),
             attr: None,
+            subject: None,
         }
+    }
+
+    /// What the finding is about, for fixes and tools.
+    pub fn about(mut self, subject: crate::diagnostic::Subject) -> Finding<At> {
+        self.subject = Some(subject);
+        self
     }
 
     pub fn attr(mut self, key: impl Into<String>) -> Finding<At> {

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use factory_compiler::diagnostic::{Code, Diagnostic};
+use factory_compiler::diagnostic::{Code, Diagnostic, Subject};
 use lsp_types::{
     CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, CreateFile,
     CreateFileOptions, DocumentChangeOperation, DocumentChanges, OneOf,
@@ -63,13 +63,6 @@ pub fn code_actions(
     Ok(Some(out))
 }
 
-/// The first `name` in backticks of a message (`unknown role `x``, `fork `f` has ...`).
-fn quoted(message: &str) -> Option<&str> {
-    let start = message.find('`')? + 1;
-    let len = message[start..].find('`')?;
-    Some(&message[start..start + len])
-}
-
 /// Where a new prompt for a file at `key` goes: the nearest existing `prompts/`
 /// directory above it, else `prompts/` next to it.
 pub fn new_prompt_path(key: &str, role: &str) -> Option<PathBuf> {
@@ -83,7 +76,11 @@ pub fn new_prompt_path(key: &str, role: &str) -> Option<PathBuf> {
 }
 
 fn create_prompt(doc: &DocView<'_>, d: &Diagnostic) -> Option<CodeAction> {
-    let role = quoted(&d.message).filter(|r| lookup::is_ident(r))?;
+    // Only a plain name becomes a file name (`prompts/<role>.md`).
+    let role = match &d.subject {
+        Some(Subject::Role(role)) if lookup::is_ident(role) => role.as_str(),
+        _ => return None,
+    };
     let path = new_prompt_path(&doc.key, role)?;
     let uri = path_to_uri(&path)?;
     let body = format!(
@@ -135,7 +132,11 @@ fn bound_reloop(doc: &DocView<'_>, d: &Diagnostic, uri: &Uri) -> Option<CodeActi
 }
 
 fn add_join(doc: &DocView<'_>, d: &Diagnostic, uri: &Uri) -> Option<CodeAction> {
-    let fork = quoted(&d.message).filter(|f| lookup::is_ident(f))?;
+    // A fork of this file's own (an instance's fork has a dotted id and no line here).
+    let fork = match &d.subject {
+        Some(Subject::Node(id)) if lookup::is_ident(id) => id.as_str(),
+        _ => return None,
+    };
     let text = doc.text;
     let scope = lookup::decl_at(doc.parsed, d.span.start)?.name.clone();
     let mut name = format!("{fork}_join");
