@@ -22,6 +22,43 @@ const EPSILON: f64 = 1e-9;
 /// After extra runs, the margin must exceed this many standard errors of the difference.
 const STANDARD_ERRORS: f64 = 2.5;
 
+/// How every scratch checkout's directory name begins: `factory-gate-<side>-<pid>-<random>`.
+const SCRATCH_PREFIX: &str = "factory-gate-";
+
+/// Removes scratch checkouts in `temp` whose process is gone (killed before it could
+/// remove them). Only names of the form above with a pid that no longer exists are
+/// touched; anything else — a live precheck's, another program's — stays.
+fn sweep_orphans(temp: &Path) {
+    let Ok(entries) = fs::read_dir(temp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(SCRATCH_PREFIX)) else {
+            continue;
+        };
+        // `<side>-<pid>-<random>`: the pid is the second field from the end.
+        let mut fields = rest.rsplitn(3, '-');
+        let (Some(_random), Some(pid), Some(_side)) = (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        if let Ok(pid) = pid.parse::<i32>()
+            && pid > 0
+            && !process_exists(pid)
+        {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// Whether a process with this id exists (signal 0 checks without sending anything).
+fn process_exists(pid: i32) -> bool {
+    // SAFETY: kill with signal 0 sends nothing; it only reports whether `pid` exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
 /// One side's scratch checkout; removed when dropped.
 #[derive(Debug)]
 pub struct Scratch {
@@ -59,9 +96,13 @@ pub fn materialise(
         commit: commit.to_string(),
         reason,
     };
+    let temp = std::env::temp_dir();
+    sweep_orphans(&temp);
+    // The pid in the name lets a later precheck remove this directory if this process is
+    // killed before it can (a dropped TempDir is removed; a SIGKILLed one is not).
     let dir = tempfile::Builder::new()
-        .prefix(&format!("factory-gate-{label}-"))
-        .tempdir()
+        .prefix(&format!("{SCRATCH_PREFIX}{label}-{}-", std::process::id()))
+        .tempdir_in(&temp)
         .map_err(|e| fail(format!("cannot create a scratch directory: {e}")))?;
     let own = entries(repo, commit).map_err(fail)?;
     let from_base = if fixed.is_empty() {
@@ -297,6 +338,24 @@ pub fn measure_sides(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn orphaned_scratch_checkouts_are_swept_and_live_or_foreign_ones_kept() {
+        let temp = tempfile::tempdir().unwrap();
+        let dead = temp.path().join("factory-gate-head-999999999-a1B2c3");
+        let live = temp
+            .path()
+            .join(format!("factory-gate-base-{}-x9Y8z7", std::process::id()));
+        let old_style = temp.path().join("factory-gate-head-q1W2e3");
+        let foreign = temp.path().join("someone-else-999999999-zz");
+        for d in [&dead, &live, &old_style, &foreign] {
+            fs::create_dir_all(d.join("src")).unwrap();
+            fs::write(d.join("src/a.txt"), "x").unwrap();
+        }
+        sweep_orphans(temp.path());
+        assert!(!dead.exists(), "the dead process's checkout is removed");
+        assert!(live.exists() && old_style.exists() && foreign.exists());
+    }
 
     #[test]
     fn scores_come_from_json_score_or_the_last_number() {
