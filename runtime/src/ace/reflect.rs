@@ -303,21 +303,7 @@ mod tests {
     use crate::events::AgentEnded;
 
     fn record(id: u32, verdict: Verdict, hypothesis: &str, notes: &str) -> ExperimentRecord {
-        ExperimentRecord {
-            id,
-            timestamp: "2026-12-01T00:00:00Z".into(),
-            hypothesis: hypothesis.into(),
-            change_summary: String::new(),
-            issue_number: None,
-            pr_number: None,
-            score_before: None,
-            score_after: None,
-            delta: None,
-            verdict,
-            cost_usd: None,
-            notes: notes.into(),
-            research_citations: Vec::new(),
-        }
+        ExperimentRecord::sample(id, verdict, hypothesis, notes)
     }
 
     fn ended(role: &str, id: &str) -> AgentEnded {

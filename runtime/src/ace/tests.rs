@@ -9,21 +9,7 @@ use crate::events::{AgentEnded, Event, EventData};
 use crate::store::{ExperimentRecord, Verdict, tsv};
 
 fn record(id: u32, verdict: Verdict, notes: &str) -> ExperimentRecord {
-    ExperimentRecord {
-        id,
-        timestamp: "2026-12-01T00:00:00Z".into(),
-        hypothesis: String::new(),
-        change_summary: String::new(),
-        issue_number: None,
-        pr_number: None,
-        score_before: None,
-        score_after: None,
-        delta: None,
-        verdict,
-        cost_usd: None,
-        notes: notes.into(),
-        research_citations: Vec::new(),
-    }
+    ExperimentRecord::sample(id, verdict, "", notes)
 }
 
 fn project(root: &Path, name: &str, rows: &[ExperimentRecord], events: &[Event]) -> PathBuf {

@@ -140,6 +140,28 @@ pub struct Outcome {
     pub superseded_by: Option<u32>,
 }
 
+#[cfg(test)]
+impl ExperimentRecord {
+    /// A record with only an id, a verdict, a hypothesis and notes: what tests build on.
+    pub fn sample(id: u32, verdict: Verdict, hypothesis: &str, notes: &str) -> Self {
+        ExperimentRecord {
+            id,
+            timestamp: "2026-12-01T00:00:00Z".into(),
+            hypothesis: hypothesis.into(),
+            change_summary: String::new(),
+            issue_number: None,
+            pr_number: None,
+            score_before: None,
+            score_after: None,
+            delta: None,
+            verdict,
+            cost_usd: None,
+            notes: notes.into(),
+            research_citations: Vec::new(),
+        }
+    }
+}
+
 impl Outcome {
     /// An outcome with only a verdict.
     pub fn new(verdict: Verdict) -> Self {

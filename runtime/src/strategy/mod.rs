@@ -125,21 +125,7 @@ mod tests {
     use super::*;
 
     fn record(id: u32, hypothesis: &str, verdict: Verdict) -> ExperimentRecord {
-        ExperimentRecord {
-            id,
-            timestamp: "2026-01-01T00:00:00Z".into(),
-            hypothesis: hypothesis.into(),
-            change_summary: String::new(),
-            issue_number: None,
-            pr_number: None,
-            score_before: None,
-            score_after: None,
-            delta: None,
-            verdict,
-            cost_usd: None,
-            notes: String::new(),
-            research_citations: Vec::new(),
-        }
+        ExperimentRecord::sample(id, verdict, hypothesis, "")
     }
 
     #[test]
