@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use salsa::Setter;
 
-use crate::syntax::{self, Ast, Parsed};
+use crate::syntax::{self, Ast, Chunks, ItemId, Level, Parsed, ParsedChunk};
 
 /// One source file. `key` is the loader's name for it: a path, or `std/<name>.fwf`.
 #[salsa::input(debug)]
@@ -157,14 +157,74 @@ impl Database {
     }
 }
 
+/// One item of a file's outline: its stable id (scope, kind, name — never its place),
+/// the level it is parsed at, and its text. When the file is edited the outline is made
+/// again; an item whose text is unchanged keeps its parse.
+#[salsa::tracked(debug)]
+pub struct Item<'db> {
+    #[returns(ref)]
+    pub id: ItemId,
+    #[tracked]
+    #[returns(copy)]
+    pub level: Level,
+    #[tracked]
+    #[returns(ref)]
+    pub text: String,
+}
+
+/// The items of a file in order, each with where it starts.
+#[derive(Debug, Clone, PartialEq, Eq, salsa::SalsaValue)]
+pub struct Outline<'db> {
+    pub items: Vec<(usize, Item<'db>)>,
+}
+
+/// Splits the file into items (a quick scan, no grammar). Positions change with almost
+/// every edit, so the result is never compared.
+#[salsa::tracked(returns(ref), no_eq)]
+pub fn outline<'db>(db: &'db dyn Db, file: SourceFile) -> Outline<'db> {
+    let text = file.text(db);
+    let items = syntax::outline(text)
+        .into_iter()
+        .map(|c| {
+            let item = Item::new(db, c.id, c.level, text[c.start..c.end].to_string());
+            (c.start, item)
+        })
+        .collect();
+    Outline { items }
+}
+
+/// One item parsed on its own: re-run only when that item's text changes.
 #[salsa::tracked(returns(ref))]
+pub fn parse_item<'db>(db: &'db dyn Db, item: Item<'db>) -> ParsedChunk {
+    syntax::parse_chunk(item.text(db), item.level(db))
+}
+
+/// The file's tree, source map and syntax errors, placed from its items' parses. It
+/// holds positions, so it changes with every edit and is never compared; the
+/// position-free [`file_ast`] is the firewall.
+#[salsa::tracked(returns(ref), no_eq)]
 pub fn parse_file(db: &dyn Db, file: SourceFile) -> Parsed {
-    syntax::parse(file.text(db))
+    struct Items<'a> {
+        db: &'a dyn Db,
+        items: &'a [(usize, Item<'a>)],
+    }
+    impl Chunks for Items<'_> {
+        fn at(&self, pos: usize, level: Level) -> Option<&ParsedChunk> {
+            let i = self.items.binary_search_by_key(&pos, |(s, _)| *s).ok()?;
+            let item = self.items[i].1;
+            (item.level(self.db) == level).then(|| parse_item(self.db, item))
+        }
+    }
+    let items = Items {
+        db,
+        items: &outline(db, file).items,
+    };
+    syntax::parse_with(file.text(db), &items)
 }
 
 /// The tree without positions: equal across edits that only move text.
 #[salsa::tracked(returns(ref))]
-pub fn file_ast(db: &dyn Db, file: SourceFile) -> Ast {
+pub fn file_ast(db: &dyn Db, file: SourceFile) -> Arc<Ast> {
     parse_file(db, file).ast.clone()
 }
 

@@ -1,8 +1,10 @@
-//! Incremental re-checking through the salsa database: an edit that only moves text (a
-//! comment) stops at the position-free tree, while an edit to a node's attribute
-//! re-lowers and re-validates the file.
+//! Incremental re-checking through the salsa database: a file is split into items
+//! (`outline`), each parsed on its own (`parse_item`), so an edit inside one item
+//! re-parses that item only; an edit that only moves text (a comment) stops at the
+//! position-free tree, while an edit to a node's attribute re-lowers and re-validates
+//! the file.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use factory_compiler::check::{file_diagnostics, lower_file};
@@ -41,9 +43,20 @@ fn executed(log: &Mutex<Vec<String>>) -> BTreeSet<String> {
         .collect()
 }
 
-fn names(list: &[&str]) -> BTreeSet<String> {
-    list.iter().map(|s| s.to_string()).collect()
+/// How many times each query ran since the log was last cleared.
+fn counts(log: &Mutex<Vec<String>>) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    for entry in log.lock().unwrap().iter() {
+        let name = entry.split('(').next().unwrap_or(entry).to_string();
+        *out.entry(name).or_default() += 1;
+    }
+    out
 }
+
+fn exactly(list: &[(&str, usize)]) -> BTreeMap<String, usize> {
+    list.iter().map(|(q, n)| (q.to_string(), *n)).collect()
+}
+
 
 #[test]
 fn the_first_check_runs_every_query() {
@@ -53,6 +66,8 @@ fn the_first_check_runs_every_query() {
     assert!(file_diagnostics(&db, file).is_empty());
     let ran = executed(&log);
     for q in [
+        "outline",
+        "parse_item",
         "parse_file",
         "file_ast",
         "lower_file",
@@ -61,6 +76,9 @@ fn the_first_check_runs_every_query() {
     ] {
         assert!(ran.contains(q), "{q} missing from {ran:?}");
     }
+    // One parse per item: 100 nodes, their flow statements, headers and braces.
+    let items = counts(&log)["parse_item"];
+    assert!(items > 150, "{items} items");
 }
 
 #[test]
@@ -72,18 +90,18 @@ fn a_comment_edit_stops_before_lowering() {
     let file = db.set_text(KEY, edited);
     let diags = file_diagnostics(&db, file);
     assert!(diags.is_empty());
-    let ran = executed(&log);
-    // The text changed, so it is parsed again; the tree without positions is equal, so
-    // nothing after it runs. `file_diagnostics` itself re-runs because it reads the
-    // source map for positions.
-    assert!(ran.contains("parse_file"), "{ran:?}");
-    assert!(ran.contains("file_ast"), "{ran:?}");
-    assert!(!ran.contains("lower_file"), "{ran:?}");
-    assert!(!ran.contains("validate_file"), "{ran:?}");
-    assert!(!ran.contains("import_closure"), "{ran:?}");
-    assert!(
-        ran.is_subset(&names(&["parse_file", "file_ast", "file_diagnostics"])),
-        "{ran:?}"
+    // The comment is trivia after the item above it: that one item is parsed again,
+    // the file's tree is placed again from the items and found equal, so nothing after
+    // it runs. `file_diagnostics` re-runs because it reads the source map for positions.
+    assert_eq!(
+        counts(&log),
+        exactly(&[
+            ("outline", 1),
+            ("parse_item", 1),
+            ("parse_file", 1),
+            ("file_ast", 1),
+            ("file_diagnostics", 1),
+        ])
     );
 }
 
@@ -96,20 +114,43 @@ fn an_attribute_edit_relowers_and_revalidates() {
     edited.replace_range(head + rel..head + rel + 12, "timeout: 601");
     let file = db.set_text(KEY, edited);
     assert!(file_diagnostics(&db, file).is_empty());
-    let ran = executed(&log);
-    for q in [
-        "parse_file",
-        "file_ast",
-        "lower_file",
-        "validate_file",
-        "file_diagnostics",
-    ] {
-        assert!(ran.contains(q), "{q} missing from {ran:?}");
-    }
+    // Only the edited node is parsed again; the tree changed, so the file is lowered
+    // and validated again.
+    assert_eq!(
+        counts(&log),
+        exactly(&[
+            ("outline", 1),
+            ("parse_item", 1),
+            ("parse_file", 1),
+            ("file_ast", 1),
+            ("import_closure", 1),
+            ("lower_file", 1),
+            ("validate_file", 1),
+            ("file_diagnostics", 1),
+        ])
+    );
     // The change reached the IR.
     let ir = &lower_file(&db, file).workflows[0].ir;
     let node = ir.nodes.iter().find(|n| n.id == "l5_head").unwrap();
     assert_eq!(node.attrs.timeout, Some(601));
+}
+
+#[test]
+fn inserting_a_statement_reparses_only_it() {
+    let (mut db, log, text) = checked();
+    // Items are named by scope, kind and name (a statement by its text), never by
+    // position: the statements below the new one keep their parses.
+    let at = text.find("        l2_gate.proceed").unwrap();
+    let mut edited = text.clone();
+    edited.insert_str(at, "        l2_gate.fail -> end\n");
+    let file = db.set_text(KEY, edited);
+    let _ = file_diagnostics(&db, file);
+    assert_eq!(
+        counts(&log).get("parse_item"),
+        Some(&1),
+        "{:?}",
+        counts(&log)
+    );
 }
 
 #[test]

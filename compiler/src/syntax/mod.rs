@@ -2,10 +2,14 @@
 
 pub mod ast;
 mod convert;
+pub mod outline;
 mod parser;
+pub mod pieces;
 mod recover;
 pub mod vocabulary;
 
 pub use ast::*;
 pub use convert::unquote;
-pub use parser::{Parsed, SourceMap, SyntaxError, parse};
+pub use outline::{Chunk, ItemId, ItemKind, Level, outline};
+pub use parser::{Chunks, Parsed, SourceMap, SyntaxError, parse, parse_with};
+pub use pieces::{ParsedChunk, parse_chunk};

@@ -1,22 +1,30 @@
-//! The parser driver: walks blocks by hand and parses one declaration or flow statement
-//! at a time with the pest grammar, so a syntax error is reported and the parser resumes
-//! at the next declaration instead of giving up on the file.
+//! The parser driver: walks blocks by hand and places one item at a time (a
+//! declaration, a flow statement, a closing brace) into the tree, so a syntax error is
+//! reported and the parser resumes at the next item instead of giving up on the file.
+//!
+//! Items come as [`Piece`]s: parsed in place from the text, or taken from a chunk the
+//! caller parsed earlier (the database parses each item of the [outline] on its own and
+//! keeps the result across edits). A chunk is taken only when it starts where the
+//! cursor is, at the level the driver is in, and parsed cleanly; so both ways give the
+//! same tree, map and errors.
+//!
+//! [outline]: super::outline
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
+use std::sync::Arc;
 
 use pest::Parser as _;
-use pest::iterators::Pair;
 
 use super::ast::*;
-use super::convert::{
-    bounds_of, docs_text, gate_by, head_parts, join_docs, literal, unquote, value,
-};
+use super::convert::{docs_text, join_docs};
+use super::outline::Level;
+use super::pieces::{ArgPiece, ParsedChunk, Piece, Rel, read_piece};
 use super::recover::{
-    Level, describe, level_name, line_end, resync, skip_block, skip_trivia, skipped_node_name,
+    describe, level_name, line_end, resync, skip_block, skip_trivia, skipped_node_name,
 };
 use crate::diagnostic::Code;
-use crate::ir::{Label, Literal, NodeKind};
 
 #[derive(pest_derive::Parser)]
 #[grammar = "syntax/grammar.pest"]
@@ -40,7 +48,8 @@ pub struct SyntaxError {
 /// The result of parsing one file: never fails; errors sit beside the tree.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Parsed {
-    pub ast: Ast,
+    /// Shared, so the database hands the tree on without copying it.
+    pub ast: Arc<Ast>,
     pub map: SourceMap,
     pub errors: Vec<SyntaxError>,
     /// Byte ranges the parser skipped to recover from an error (the formatter leaves
@@ -48,12 +57,31 @@ pub struct Parsed {
     pub skipped: Vec<Range<usize>>,
 }
 
+/// Chunks of the text parsed beforehand, looked up by where they start.
+pub trait Chunks {
+    /// The chunk starting at `pos`, parsed as items of `level`, if there is one.
+    fn at(&self, pos: usize, level: Level) -> Option<&ParsedChunk>;
+}
+
+struct NoChunks;
+
+impl Chunks for NoChunks {
+    fn at(&self, _: usize, _: Level) -> Option<&ParsedChunk> {
+        None
+    }
+}
+
 /// Parses a whole `.fwf` source text.
 pub fn parse(text: &str) -> Parsed {
+    parse_with(text, &NoChunks)
+}
+
+/// Parses a whole `.fwf` source text, taking items from `chunks` where they fit.
+pub fn parse_with(text: &str, chunks: &dyn Chunks) -> Parsed {
     let mut p = Driver {
         text,
         pos: 0,
-        base: 0,
+        ast: Ast::default(),
         out: Parsed {
             // About one span per 25 bytes of source: sizing the map up front saves
             // rehashing it (a tenth of the parse of a large file).
@@ -62,48 +90,59 @@ pub fn parse(text: &str) -> Parsed {
         },
         declared: HashMap::new(),
         depth: 0,
+        chunks,
+        queue: VecDeque::new(),
     };
     p.file();
-    p.out.ast.incomplete = p.out.errors.iter().any(|e| e.code == Code::Syntax);
+    p.ast.incomplete = p.out.errors.iter().any(|e| e.code == Code::Syntax);
+    p.out.ast = Arc::new(p.ast);
     p.out
 }
 
-struct Driver<'t> {
+struct Driver<'t, 'c> {
     text: &'t str,
     pos: usize,
-    /// Offset of the text the current pairs were parsed from.
-    base: usize,
+    ast: Ast,
     out: Parsed,
     /// First declaration of each name, per namespace and scope.
     declared: HashMap<(&'static str, String, String), Range<usize>>,
     /// How many `parallel` blocks enclose the cursor.
     depth: usize,
+    chunks: &'c dyn Chunks,
+    /// Pieces of the chunk being consumed: start, end, level, piece.
+    queue: VecDeque<(usize, usize, Level, &'c Piece)>,
 }
 
 /// Deeper nesting of `parallel` blocks is refused (no stack overflow from hostile input).
 const MAX_NESTING: usize = 32;
 
-impl<'t> Driver<'t> {
+impl<'t, 'c> Driver<'t, 'c> {
     fn file(&mut self) {
         if let Ok(mut pairs) = FwfParser::parse(Rule::file_docs, self.text)
             && let Some(pair) = pairs.next()
         {
             self.pos = pair.as_span().end();
-            self.out.ast.doc = docs_text(pair.into_inner());
+            self.ast.doc = docs_text(pair.into_inner());
         }
         loop {
             self.skip_trivia();
             if self.pos >= self.text.len() {
                 return;
             }
-            let Some(pair) = self.item(Rule::top_item, Level::Top) else {
+            let Some((base, piece)) = self.next(Level::Top) else {
                 continue;
             };
-            match pair.as_rule() {
-                Rule::import => self.import(pair),
-                Rule::workflow_head | Rule::subgraph_head => self.decl(pair),
-                Rule::close => self.error(
-                    self.span(&pair),
+            match piece.into_owned() {
+                Piece::Import { path, at } => self.import(base, path, at),
+                Piece::DeclHead {
+                    workflow,
+                    headless,
+                    doc,
+                    name,
+                    params,
+                } => self.decl(base, workflow, headless, doc, name, params),
+                Piece::Close { at } => self.error(
+                    at.start + base..at.end + base,
                     "unexpected `}`".into(),
                     "remove it, or check the braces of the declaration above".into(),
                 ),
@@ -112,27 +151,46 @@ impl<'t> Driver<'t> {
         }
     }
 
-    /// Parses one item with `rule` at the cursor. On failure, reports the error, skips to
-    /// the next place a declaration of this level can start, and returns `None`.
-    fn item(&mut self, rule: Rule, level: Level) -> Option<Pair<'t, Rule>> {
+    /// The next item of `level` at the cursor, and where it starts: from the chunk being
+    /// consumed, from a chunk parsed beforehand, or parsed in place. On a syntax error,
+    /// reports it, skips to the next place an item of this level can start, and
+    /// returns `None`.
+    fn next(&mut self, level: Level) -> Option<(usize, Cow<'c, Piece>)> {
+        if self.queue.is_empty()
+            && let Some(chunk) = self.chunks.at(self.pos, level)
+            && chunk.usable
+        {
+            let at = self.pos;
+            self.queue.extend(
+                chunk
+                    .pieces
+                    .iter()
+                    .map(|(s, e, p)| (at + s, at + e, level, p)),
+            );
+        }
+        if let Some(&(start, end, lvl, piece)) = self.queue.front() {
+            self.queue.pop_front();
+            if start == self.pos && lvl == level {
+                self.pos = end;
+                return Some((start, Cow::Borrowed(piece)));
+            }
+            // The driver went elsewhere (a skipped block): parse in place from here.
+            self.queue.clear();
+        }
         let rest = &self.text[self.pos..];
-        match FwfParser::parse(rule, rest) {
-            Ok(mut pairs) => {
-                let outer = pairs.next()?;
-                let end = outer.as_span().end();
-                // Pair spans are relative to `rest`; `base` rebases them.
-                self.base = self.pos;
-                self.pos += end;
-                outer.into_inner().next()
+        match read_piece(rest, level) {
+            Ok((piece, len)) => {
+                let base = self.pos;
+                self.pos += len;
+                Some((base, Cow::Owned(piece)))
             }
             Err(err) => {
                 let at = match err.location {
                     pest::error::InputLocation::Pos(p) => p,
                     pest::error::InputLocation::Span((s, _)) => s,
                 };
-                let at = self.pos + at;
+                let at = (self.pos + at).min(self.text.len());
                 let (message, help) = describe(&err, level_name(&level));
-                let at = at.min(self.text.len());
                 let next_char = self.text[at..].chars().next().map_or(0, char::len_utf8);
                 let end = line_end(self.text, at).max(at + next_char);
                 self.error(at..end, message, help);
@@ -162,10 +220,15 @@ impl<'t> Driver<'t> {
 
     /// Marks a declared name, or reports it as a duplicate (and returns false) when the
     /// namespace `ns` of `scope` already has it.
-    fn declare(&mut self, ns: &'static str, scope: &str, loc: Loc, pair: &Pair<'_, Rule>) -> bool {
-        let name = pair.as_str().to_string();
-        let span = self.span(pair);
-        let key = (ns, scope.to_string(), name.clone());
+    fn declare(
+        &mut self,
+        ns: &'static str,
+        scope: &str,
+        loc: Loc,
+        name: &str,
+        span: Range<usize>,
+    ) -> bool {
+        let key = (ns, scope.to_string(), name.to_string());
         if let Some(first) = self.declared.get(&key) {
             let first = first.clone();
             self.out.errors.push(SyntaxError {
@@ -177,8 +240,8 @@ impl<'t> Driver<'t> {
             });
             return false;
         }
-        self.declared.insert(key, span);
-        self.mark(loc, pair);
+        self.declared.insert(key, span.clone());
+        self.out.map.insert(loc, span);
         true
     }
 
@@ -186,108 +249,69 @@ impl<'t> Driver<'t> {
         self.pos = skip_trivia(self.text, self.pos);
     }
 
-    fn span(&self, pair: &Pair<'_, Rule>) -> Range<usize> {
-        let s = pair.as_span();
-        self.base + s.start()..self.base + s.end()
+    fn mark(&mut self, loc: Loc, base: usize, at: &Rel) {
+        self.out.map.insert(loc, base + at.start..base + at.end);
     }
 
-    fn mark(&mut self, loc: Loc, pair: &Pair<'_, Rule>) {
-        let span = self.span(pair);
-        self.out.map.insert(loc, span);
+    fn import(&mut self, base: usize, path: String, at: Rel) {
+        let idx = self.ast.imports.len();
+        self.mark(Loc::Import(idx), base, &at);
+        self.ast.imports.push(Import { path });
     }
 
-    fn import(&mut self, pair: Pair<'t, Rule>) {
-        let Some(target) = pair.into_inner().next() else {
-            return;
-        };
-        let path = match target.as_rule() {
-            Rule::string => unquote(target.as_str()),
-            _ => target.as_str().to_string(),
-        };
-        let idx = self.out.ast.imports.len();
-        self.mark(Loc::Import(idx), &target);
-        self.out.ast.imports.push(Import { path });
-    }
-
-    fn decl(&mut self, head: Pair<'t, Rule>) {
-        let is_workflow = head.as_rule() == Rule::workflow_head;
-        let mut doc = String::new();
-        let mut headless = false;
-        let mut name = String::new();
-        let mut params = Vec::new();
-        let mut name_pair = None;
-        let mut param_pairs = Vec::new();
-        for p in head.into_inner() {
-            match p.as_rule() {
-                Rule::docs => doc = docs_text(p.into_inner()),
-                Rule::headless => headless = true,
-                Rule::ident => {
-                    name = p.as_str().to_string();
-                    name_pair = Some(p);
-                }
-                Rule::param => param_pairs.push(p),
-                _ => {}
-            }
-        }
-        let fresh = match &name_pair {
-            Some(p) => self.declare("decl", "", Loc::Decl(name.clone()), p),
+    fn decl(
+        &mut self,
+        base: usize,
+        workflow: bool,
+        headless: bool,
+        mut doc: String,
+        name: Option<(String, Rel)>,
+        params: Vec<(Param, Rel)>,
+    ) {
+        let name_s = name.as_ref().map(|(n, _)| n.clone()).unwrap_or_default();
+        let fresh = match &name {
+            Some((n, at)) => self.declare(
+                "decl",
+                "",
+                Loc::Decl(n.clone()),
+                n,
+                base + at.start..base + at.end,
+            ),
             None => false,
         };
-        for p in param_pairs {
-            let mut it = p.into_inner();
-            let (Some(pname), Some(pty)) = (it.next(), it.next()) else {
-                continue;
-            };
-            if !self.declare(
-                "param",
-                &name,
-                Loc::Param(name.clone(), pname.as_str().into()),
-                &pname,
-            ) {
-                continue;
+        let mut kept = Vec::new();
+        for (param, at) in params {
+            let loc = Loc::Param(name_s.clone(), param.name.clone());
+            let span = base + at.start..base + at.end;
+            if self.declare("param", &name_s, loc, &param.name, span) {
+                kept.push(param);
             }
-            let mut default = None;
-            let mut bounds = None;
-            for rest in it {
-                match rest.as_rule() {
-                    Rule::literal => default = Some(literal(rest)),
-                    Rule::bounds => bounds = Some(bounds_of(rest)),
-                    _ => {}
-                }
-            }
-            params.push(Param {
-                name: pname.as_str().into(),
-                ty: ParamType::parse(pty.as_str()).unwrap_or(ParamType::String),
-                default,
-                bounds,
-            });
         }
-        let scope = name.clone();
-        let (body, body_doc) = self.body(&scope);
+        let (body, body_doc) = self.body(&name_s);
         if !body_doc.is_empty() {
             doc = join_docs(&doc, &body_doc);
         }
-        let kind = if is_workflow {
+        let kind = if workflow {
             DeclKind::Workflow { headless }
         } else {
             DeclKind::Subgraph
         };
-        if kind != DeclKind::Subgraph && doc.is_empty() && self.out.ast.decls.is_empty() {
-            doc = self.out.ast.doc.clone();
+        if kind != DeclKind::Subgraph && doc.is_empty() && self.ast.decls.is_empty() {
+            doc = self.ast.doc.clone();
         }
         if !fresh {
             return;
         }
-        self.out.ast.decls.push(Decl {
+        self.ast.decls.push(Decl {
             kind,
-            name,
+            name: name_s,
             doc,
-            params,
+            params: kept,
             body,
         });
     }
 
-    /// Parses body items up to the closing `}`. Returns the body and any `//!` doc
+    /// Places body items up to the closing `}`. Returns the body and any `//!` doc
     /// written inside it.
     fn body(&mut self, scope: &str) -> (Body, String) {
         let mut body = Body::default();
@@ -303,156 +327,149 @@ impl<'t> Driver<'t> {
                 );
                 return (body, doc);
             }
-            if self.text[self.pos..].starts_with("//!") {
-                if let Some(pair) = self.item(Rule::body_doc, Level::Body) {
-                    doc = join_docs(&doc, &docs_text(std::iter::once(pair)));
-                }
-                continue;
-            }
             let from = self.pos;
-            let Some(pair) = self.item(Rule::body_item, Level::Body) else {
+            let Some((base, piece)) = self.next(Level::Body) else {
                 if let Some(name) = skipped_node_name(&self.text[from..self.pos]) {
                     body.recovered.push(name);
                 }
                 continue;
             };
-            match pair.as_rule() {
-                Rule::close => return (body, doc),
-                Rule::import => self.import(pair),
-                Rule::input => self.input(scope, pair, &mut body),
-                Rule::knob => self.knob(scope, pair, &mut body),
-                Rule::use_decl => self.use_decl(scope, pair, &mut body),
-                Rule::parallel_head => self.parallel(scope, pair, &mut body),
-                Rule::flow_head => self.flow(scope, &mut body),
-                Rule::node_decl => self.node(scope, pair, &mut body),
-                _ => {}
+            match piece.into_owned() {
+                Piece::Close { .. } => return (body, doc),
+                Piece::BodyDoc(text) => doc = join_docs(&doc, &text),
+                Piece::Import { path, at } => self.import(base, path, at),
+                Piece::Input { name, path } => self.input(scope, base, name, path, &mut body),
+                Piece::Knob { knob, at } => self.knob(scope, base, knob, at, &mut body),
+                Piece::Use {
+                    subgraph,
+                    alias,
+                    doc,
+                    args,
+                } => self.use_decl(scope, base, subgraph, alias, doc, args, &mut body),
+                Piece::ParallelHead {
+                    name,
+                    doc,
+                    isolation,
+                    args,
+                } => self.parallel(scope, base, name, doc, isolation, args, &mut body),
+                Piece::FlowHead => self.flow(scope, &mut body),
+                Piece::Node {
+                    node,
+                    name_at,
+                    keys,
+                    errors,
+                } => self.node(scope, base, node, name_at, keys, errors, &mut body),
+                Piece::DeclHead { .. } | Piece::Statement { .. } => {}
             }
         }
     }
 
-    fn input(&mut self, scope: &str, pair: Pair<'t, Rule>, body: &mut Body) {
-        let mut it = pair.into_inner().filter(|p| p.as_rule() != Rule::docs);
-        let (Some(name), Some(path)) = (it.next(), it.next()) else {
-            return;
-        };
-        if !self.declare(
-            "input",
-            scope,
-            Loc::Input(scope.into(), name.as_str().into()),
-            &name,
-        ) {
+    fn input(
+        &mut self,
+        scope: &str,
+        base: usize,
+        name: (String, Rel),
+        path: String,
+        body: &mut Body,
+    ) {
+        let (name, at) = name;
+        if name.is_empty() {
             return;
         }
-        body.inputs.push(Input {
-            name: name.as_str().into(),
-            path: unquote(path.as_str()),
-        });
+        let loc = Loc::Input(scope.into(), name.clone());
+        if !self.declare("input", scope, loc, &name, base + at.start..base + at.end) {
+            return;
+        }
+        body.inputs.push(Input { name, path });
     }
 
-    fn knob(&mut self, scope: &str, pair: Pair<'t, Rule>, body: &mut Body) {
-        let mut doc = String::new();
-        let mut name = None;
-        let mut ty = ParamType::String;
-        let mut default = Literal::Bool(false);
-        let mut bounds = None;
-        let mut expandable = false;
-        for p in pair.into_inner() {
-            match p.as_rule() {
-                Rule::docs => doc = docs_text(p.into_inner()),
-                Rule::ident => name = Some(p),
-                Rule::knob_type => ty = ParamType::parse(p.as_str()).unwrap_or(ParamType::String),
-                Rule::literal => default = literal(p),
-                Rule::bounds => bounds = Some(bounds_of(p)),
-                Rule::expandable => expandable = true,
-                _ => {}
-            }
+    fn knob(&mut self, scope: &str, base: usize, knob: KnobDecl, at: Rel, body: &mut Body) {
+        if knob.name.is_empty() {
+            return;
         }
-        let Some(name) = name else { return };
+        let loc = Loc::Knob(scope.into(), knob.name.clone());
         if !self.declare(
             "knob",
             scope,
-            Loc::Knob(scope.into(), name.as_str().into()),
-            &name,
+            loc,
+            &knob.name,
+            base + at.start..base + at.end,
         ) {
             return;
         }
-        body.knobs.push(KnobDecl {
-            name: name.as_str().into(),
-            doc,
-            ty,
-            default,
-            bounds,
-            expandable,
-        });
+        body.knobs.push(knob);
     }
 
-    fn args(&mut self, loc: impl Fn(String) -> Loc, pairs: Vec<Pair<'t, Rule>>) -> Vec<Arg> {
+    fn args(
+        &mut self,
+        base: usize,
+        loc: impl Fn(String) -> Loc,
+        pieces: Vec<ArgPiece>,
+    ) -> Vec<Arg> {
         let mut args = Vec::new();
-        for p in pairs {
-            let mut it = p.into_inner();
-            let (Some(name), Some(value)) = (it.next(), it.next()) else {
-                continue;
-            };
-            self.mark(loc(name.as_str().into()), &value);
-            let Some(v) = value.into_inner().next() else {
-                continue;
-            };
-            let value = match v.as_rule() {
-                Rule::literal => ArgValue::Literal(literal(v)),
-                _ => ArgValue::Name(v.as_str().into()),
-            };
-            args.push(Arg {
-                name: name.as_str().into(),
-                value,
-            });
+        for a in pieces {
+            self.mark(loc(a.name.clone()), base, &a.at);
+            if let Some(value) = a.value {
+                args.push(Arg {
+                    name: a.name,
+                    value,
+                });
+            }
         }
         args
     }
 
-    fn use_decl(&mut self, scope: &str, pair: Pair<'t, Rule>, body: &mut Body) {
-        let (doc, idents, arg_pairs) = head_parts(pair);
-        let (Some(sub), Some(alias)) = (idents.first(), idents.get(1)) else {
-            return;
-        };
-        let alias_name = alias.as_str().to_string();
-        if !self.declare(
-            "node",
-            scope,
-            Loc::Use(scope.into(), alias_name.clone()),
-            alias,
-        ) {
+    #[allow(clippy::too_many_arguments)]
+    fn use_decl(
+        &mut self,
+        scope: &str,
+        base: usize,
+        subgraph: (String, Rel),
+        alias: (String, Rel),
+        doc: String,
+        args: Vec<ArgPiece>,
+        body: &mut Body,
+    ) {
+        let (alias, alias_at) = alias;
+        if alias.is_empty() {
             return;
         }
-        self.mark(Loc::UseSubgraph(scope.into(), alias_name.clone()), sub);
-        let subgraph = sub.as_str().to_string();
-        let args = self.args(
-            |a| Loc::UseArg(scope.into(), alias_name.clone(), a),
-            arg_pairs,
-        );
+        let loc = Loc::Use(scope.into(), alias.clone());
+        let span = base + alias_at.start..base + alias_at.end;
+        if !self.declare("node", scope, loc, &alias, span) {
+            return;
+        }
+        let (subgraph, sub_at) = subgraph;
+        self.mark(Loc::UseSubgraph(scope.into(), alias.clone()), base, &sub_at);
+        let args = self.args(base, |a| Loc::UseArg(scope.into(), alias.clone(), a), args);
         body.uses.push(UseDecl {
             subgraph,
-            alias: alias_name,
+            alias,
             doc,
             args,
         });
     }
 
-    fn parallel(&mut self, scope: &str, pair: Pair<'t, Rule>, body: &mut Body) {
-        let (doc, idents, arg_pairs) = head_parts(pair);
-        let Some(name) = idents.first() else { return };
-        let name_s = name.as_str().to_string();
-        let fresh = self.declare(
-            "node",
-            scope,
-            Loc::Parallel(scope.into(), name_s.clone()),
-            name,
-        );
-        let isolation = idents.get(1).map(|p| p.as_str().to_string());
+    #[allow(clippy::too_many_arguments)]
+    fn parallel(
+        &mut self,
+        scope: &str,
+        base: usize,
+        name: Option<(String, Rel)>,
+        doc: String,
+        isolation: Option<String>,
+        args: Vec<ArgPiece>,
+        body: &mut Body,
+    ) {
+        let Some((name, at)) = name else { return };
+        let loc = Loc::Parallel(scope.into(), name.clone());
+        let fresh = self.declare("node", scope, loc, &name, base + at.start..base + at.end);
         let args = self.args(
-            |a| Loc::ParallelArg(scope.into(), name_s.clone(), a),
-            arg_pairs,
+            base,
+            |a| Loc::ParallelArg(scope.into(), name.clone(), a),
+            args,
         );
-        let inner_scope = format!("{scope}/{name_s}");
+        let inner_scope = format!("{scope}/{name}");
         if self.depth >= MAX_NESTING {
             let at = self.pos;
             self.error(
@@ -470,7 +487,7 @@ impl<'t> Driver<'t> {
             return;
         }
         body.parallels.push(Parallel {
-            name: name_s,
+            name,
             doc,
             args,
             isolation,
@@ -490,134 +507,67 @@ impl<'t> Driver<'t> {
                 );
                 return;
             }
-            let Some(pair) = self.item(Rule::flow_item, Level::Flow) else {
+            let Some((base, piece)) = self.next(Level::Flow) else {
                 continue;
             };
-            if pair.as_rule() == Rule::close {
+            let Piece::Statement { groups, errors } = piece.into_owned() else {
+                return;
+            };
+            let stmt = body.flow.len();
+            let mut out = Vec::with_capacity(groups.len());
+            for (g, group) in groups.into_iter().enumerate() {
+                let mut terms = Vec::with_capacity(group.len());
+                for (t, term) in group.into_iter().enumerate() {
+                    if let Some(at) = &term.at {
+                        self.mark(Loc::Term(scope.into(), stmt, g, t), base, at);
+                    }
+                    if let Some(at) = &term.bound_at {
+                        self.mark(Loc::Bound(scope.into(), stmt, g, t), base, at);
+                    }
+                    terms.push(term.term);
+                }
+                out.push(terms);
+            }
+            self.rebased_errors(base, errors);
+            body.flow.push(FlowStmt { groups: out });
+        }
+    }
+
+    fn rebased_errors(&mut self, base: usize, errors: Vec<SyntaxError>) {
+        for mut e in errors {
+            e.span = base + e.span.start..base + e.span.end;
+            self.out.errors.push(e);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn node(
+        &mut self,
+        scope: &str,
+        base: usize,
+        node: NodeDecl,
+        name_at: Option<Rel>,
+        keys: Vec<Rel>,
+        errors: Vec<SyntaxError>,
+        body: &mut Body,
+    ) {
+        if let Some(at) = name_at {
+            let loc = Loc::Node(scope.into(), node.name.clone());
+            if !self.declare(
+                "node",
+                scope,
+                loc,
+                &node.name,
+                base + at.start..base + at.end,
+            ) {
                 return;
             }
-            let stmt = body.flow.len();
-            let mut groups = Vec::new();
-            for (g, group) in pair.into_inner().enumerate() {
-                let mut terms = Vec::new();
-                for (t, term) in group.into_inner().enumerate() {
-                    terms.push(self.term(scope, (stmt, g, t), term));
-                }
-                groups.push(terms);
-            }
-            body.flow.push(FlowStmt { groups });
         }
-    }
-
-    fn term(&mut self, scope: &str, at: (usize, usize, usize), pair: Pair<'t, Rule>) -> Term {
-        let (stmt, g, t) = at;
-        let mut it = pair.into_inner();
-        let mut name = String::new();
-        let mut label = None;
-        if let Some(q) = it.next() {
-            self.mark(Loc::Term(scope.into(), stmt, g, t), &q);
-            let full = q.as_str();
-            match full.rsplit_once('.') {
-                Some((head, last)) if Label::parse(last).is_some() => {
-                    name = head.to_string();
-                    label = Label::parse(last);
-                }
-                _ => name = full.to_string(),
-            }
+        for (attr, at) in node.attrs.iter().zip(&keys) {
+            let loc = Loc::Attr(scope.into(), node.name.clone(), attr.key.clone());
+            self.mark(loc, base, at);
         }
-        let bound = it.next().and_then(|b| {
-            self.mark(Loc::Bound(scope.into(), stmt, g, t), &b);
-            let v = b.into_inner().next()?;
-            Some(match v.as_rule() {
-                Rule::number => match v.as_str().parse::<u32>() {
-                    Ok(n) => BoundRef::Count(n),
-                    Err(_) => {
-                        self.error(
-                            self.span(&v),
-                            format!("`{}` is not a valid reloop bound", v.as_str()),
-                            "write a whole number of at least 1, e.g. `(max 3)`".into(),
-                        );
-                        BoundRef::Count(0)
-                    }
-                },
-                _ => BoundRef::Name(v.as_str().into()),
-            })
-        });
-        Term { name, label, bound }
-    }
-
-    fn node(&mut self, scope: &str, pair: Pair<'t, Rule>, body: &mut Body) {
-        let mut doc = String::new();
-        let mut decl = None;
-        for p in pair.into_inner() {
-            match p.as_rule() {
-                Rule::docs => doc = docs_text(p.into_inner()),
-                _ => decl = Some(p),
-            }
-        }
-        let Some(decl) = decl else { return };
-        let kind = match decl.as_rule() {
-            Rule::agent_decl => NodeKind::Agent,
-            Rule::fn_decl => NodeKind::Fn,
-            Rule::gate_decl => NodeKind::Gate,
-            Rule::fork_decl => NodeKind::Fork,
-            Rule::join_decl => NodeKind::Join,
-            Rule::select_decl => NodeKind::Select,
-            Rule::study_decl => NodeKind::Study,
-            _ => NodeKind::Llm,
-        };
-        let mut node = NodeDecl {
-            name: String::new(),
-            kind,
-            doc,
-            gate_by: None,
-            inline: None,
-            strategy: None,
-            attrs: Vec::new(),
-        };
-        let mut attr_pairs = Vec::new();
-        for p in decl.into_inner() {
-            match p.as_rule() {
-                Rule::qual_ident if node.name.is_empty() => {
-                    node.name = p.as_str().into();
-                    if !self.declare(
-                        "node",
-                        scope,
-                        Loc::Node(scope.into(), node.name.clone()),
-                        &p,
-                    ) {
-                        return;
-                    }
-                }
-                Rule::ident => node.strategy = Some(p.as_str().into()),
-                Rule::string => node.inline = Some(unquote(p.as_str())),
-                Rule::evaluator => node.gate_by = p.into_inner().next().map(gate_by),
-                Rule::attrs => attr_pairs.extend(p.into_inner()),
-                _ => {}
-            }
-        }
-        for a in attr_pairs {
-            let mut it = a.into_inner();
-            let Some(key) = it.next() else { continue };
-            let loc = Loc::Attr(scope.into(), node.name.clone(), key.as_str().into());
-            if self.out.map.contains_key(&loc) {
-                self.error(
-                    self.span(&key),
-                    format!("attribute `{}` is given twice", key.as_str()),
-                    "give each attribute once; list several values with commas".into(),
-                );
-                continue;
-            }
-            self.mark(loc, &key);
-            let values = it
-                .filter_map(|v| v.into_inner().next())
-                .map(value)
-                .collect();
-            node.attrs.push(Attr {
-                key: key.as_str().into(),
-                values,
-            });
-        }
+        self.rebased_errors(base, errors);
         body.nodes.push(node);
     }
 }

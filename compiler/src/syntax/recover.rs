@@ -1,18 +1,13 @@
 //! Error recovery for the parser: where to resume after a broken declaration, and how
 //! to say in words what pest expected.
 
+use super::outline::Level;
 use super::parser::Rule;
 
 use super::vocabulary;
 
 /// Doc comments start an item too: recovery resumes at them.
 const DOCS: &[&str] = &["///", "//!"];
-
-pub(super) enum Level {
-    Top,
-    Body,
-    Flow,
-}
 
 /// The name of the node a skipped declaration was declaring (`agent builder { role
 /// builder }` → `builder`), when its header is readable.

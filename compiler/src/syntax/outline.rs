@@ -1,0 +1,419 @@
+//! The outline of a file: where each item (an import, a declaration's header, a node,
+//! a knob, a flow statement, a closing brace, ...) starts and ends, found by a quick
+//! scan of the text without parsing it.
+//!
+//! The outline only proposes where items are. Each chunk is parsed on its own by the
+//! grammar ([`super::parse_chunk`]), and the parser takes a chunk's result only when
+//! the chunk starts exactly where the parser is, at the level it is in, and parsed
+//! cleanly to its end; anything else is parsed in place from the whole text. So a wrong
+//! guess here costs speed, never a different tree.
+//!
+//! A chunk ends at the next line that starts an item of its level, outside braces and
+//! parentheses, after a token that can end an item (not after `by`, `as`, `->`, `,`,
+//! ...). A chunk ending early would fail to parse, and the grammar has no optional
+//! tail that starts with a keyword, so a chunk never cuts an item in two silently.
+
+use super::recover::{line_end, skip_trivia};
+use super::vocabulary;
+
+/// Where an item sits: at the top of the file, in a declaration's body or in a flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Level {
+    Top,
+    Body,
+    Flow,
+}
+
+/// What kind of item a chunk holds, as far as the scan can tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ItemKind {
+    Import,
+    /// A `workflow` or `subgraph` header, up to its `{`.
+    Decl,
+    /// A `parallel` header, up to its `{`.
+    Parallel,
+    /// `flow {`
+    Flow,
+    Statement,
+    /// A node, knob, input or `use` declaration, by its keyword.
+    Declaration,
+    BodyDoc,
+    Close,
+    /// Text the scan cannot classify (the parser reports what is wrong with it).
+    Other,
+}
+
+/// The stable name of an item: its scope, kind and name, never its position, so an
+/// item keeps its id when text is inserted above it. A flow statement is named by its
+/// own text (trimmed); two equal items in one scope are told apart by their order.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ItemId {
+    /// The declaration's name, extended with `/name` for a `parallel` block's body.
+    pub scope: String,
+    pub kind: ItemKind,
+    /// The declared name (for a declaration: its keyword and name, `agent plan`).
+    pub name: String,
+}
+
+/// One chunk of the text: `start..end` covers the item and the trivia after it, so the
+/// next chunk starts where the parser's cursor will be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chunk {
+    pub start: usize,
+    pub end: usize,
+    pub level: Level,
+    pub id: ItemId,
+}
+
+struct Frame {
+    level: Level,
+    scope: String,
+}
+
+/// Splits `text` into chunks, in order. Text before the first item (the file's `//!`
+/// docs) and text the scan gives up on are left out: the parser reads those in place.
+pub fn outline(text: &str) -> Vec<Chunk> {
+    let mut out = Vec::with_capacity(text.len() / 48);
+    let mut stack = vec![Frame {
+        level: Level::Top,
+        scope: String::new(),
+    }];
+    let mut pos = skip_trivia(text, 0);
+    while pos < text.len() {
+        let Some(frame) = stack.last() else { break };
+        let level = frame.level;
+        let scope = frame.scope.clone();
+        let rest = &text[pos..];
+        if level == Level::Top && rest.starts_with("//!") {
+            // The file's docs: read in place.
+            pos = skip_trivia(text, (line_end(text, pos) + 1).min(text.len()));
+            continue;
+        }
+        let (kind, name, end, push) = if rest.starts_with("//!") {
+            let end = (line_end(text, pos) + 1).min(text.len());
+            (ItemKind::BodyDoc, String::new(), end, None)
+        } else if rest.starts_with('}') {
+            stack.pop();
+            (ItemKind::Close, String::new(), pos + 1, None)
+        } else {
+            let head = skip_docs(text, pos);
+            let (word, after) = word_at(text, head);
+            match (level, word) {
+                (Level::Top, "workflow" | "subgraph" | "headless") => {
+                    let (name, _) = if word == "headless" {
+                        let (_, w) = word_at(text, skip_ws(text, after));
+                        word_at(text, skip_ws(text, w))
+                    } else {
+                        word_at(text, skip_ws(text, after))
+                    };
+                    let Some(end) = past_open_brace(text, after) else {
+                        break;
+                    };
+                    let name = name.to_string();
+                    let frame = Frame {
+                        level: Level::Body,
+                        scope: name.clone(),
+                    };
+                    (ItemKind::Decl, name, end, Some(frame))
+                }
+                (Level::Body, "parallel") => {
+                    let (name, _) = word_at(text, skip_ws(text, after));
+                    let Some(end) = past_open_brace(text, after) else {
+                        break;
+                    };
+                    let frame = Frame {
+                        level: Level::Body,
+                        scope: format!("{scope}/{name}"),
+                    };
+                    (ItemKind::Parallel, name.to_string(), end, Some(frame))
+                }
+                (Level::Body, "flow") if next_is_brace(text, after) => {
+                    let Some(end) = past_open_brace(text, after) else {
+                        break;
+                    };
+                    let frame = Frame {
+                        level: Level::Flow,
+                        scope: scope.clone(),
+                    };
+                    (ItemKind::Flow, String::new(), end, Some(frame))
+                }
+                (Level::Flow, _) => {
+                    let end = item_end(text, pos, level);
+                    let name = text[pos..end].trim().to_string();
+                    (ItemKind::Statement, name, end, None)
+                }
+                (_, "import") => {
+                    let end = item_end(text, pos, level);
+                    let name = text[after..end].trim().to_string();
+                    (ItemKind::Import, name, end, None)
+                }
+                (Level::Body, w) if vocabulary::body_starts().any(|k| k == w) => {
+                    let (name, _) = word_at(text, skip_ws(text, after));
+                    let end = item_end(text, pos, level);
+                    (ItemKind::Declaration, format!("{w} {name}"), end, None)
+                }
+                _ => {
+                    let end = item_end(text, pos, level);
+                    let name = text[pos..line_end(text, pos).min(end)].trim().to_string();
+                    (ItemKind::Other, name, end, None)
+                }
+            }
+        };
+        // Always make progress, whatever the text.
+        let end = end.max(pos + 1).min(text.len());
+        let next = skip_trivia(text, end);
+        out.push(Chunk {
+            start: pos,
+            end: next,
+            level,
+            id: ItemId { scope, kind, name },
+        });
+        if let Some(frame) = push {
+            stack.push(frame);
+        }
+        pos = next;
+        if stack.is_empty() {
+            // A `}` closed more than was open: the rest is read in place.
+            break;
+        }
+    }
+    out
+}
+
+/// Skips `///` lines (and the whitespace around them) from `pos`.
+fn skip_docs(text: &str, mut pos: usize) -> usize {
+    while text[pos..].starts_with("///") {
+        pos = skip_ws(text, line_end(text, pos));
+    }
+    pos
+}
+
+fn skip_ws(text: &str, pos: usize) -> usize {
+    let rest = &text[pos.min(text.len())..];
+    text.len() - rest.trim_start().len()
+}
+
+/// The word (letters, digits, `_` and `.`) at `pos`, and the position after it.
+fn word_at(text: &str, pos: usize) -> (&str, usize) {
+    let rest = &text[pos.min(text.len())..];
+    let len = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .unwrap_or(rest.len());
+    (&rest[..len], pos + len)
+}
+
+fn next_is_brace(text: &str, pos: usize) -> bool {
+    text[skip_ws(text, pos)..].starts_with('{')
+}
+
+/// The position after the first `{` outside strings, comments and parentheses.
+fn past_open_brace(text: &str, from: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut parens = 0usize;
+    let mut i = from;
+    while i < bytes.len() {
+        if let Some(next) = past_string_or_comment(text, i) {
+            i = next;
+            continue;
+        }
+        match bytes[i] {
+            b'(' => parens += 1,
+            b')' => parens = parens.saturating_sub(1),
+            b'{' if parens == 0 => return Some(i + 1),
+            b'}' => return None,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Where the item starting at `from` ends: before the next line that starts an item of
+/// `level` at depth 0 after a token that can end an item, or before a `}` that closes
+/// the enclosing block.
+fn item_end(text: &str, from: usize, level: Level) -> usize {
+    let bytes = text.as_bytes();
+    let mut braces = 0usize;
+    let mut parens = 0usize;
+    // The last significant token ended an item (a name, a literal, `)`, `}`, `]`).
+    let mut can_end = false;
+    let mut words = 0usize;
+    let mut i = from;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b == b'"' {
+            i = past_string_or_comment(text, i).unwrap_or(i + 1);
+            can_end = true;
+            continue;
+        }
+        if b == b'/' && bytes.get(i + 1) == Some(&b'/') {
+            i = line_end(text, i);
+            continue;
+        }
+        match b {
+            b'{' => {
+                braces += 1;
+                can_end = false;
+            }
+            b'}' => {
+                if braces == 0 {
+                    return i;
+                }
+                braces -= 1;
+                can_end = true;
+            }
+            b'(' => {
+                parens += 1;
+                can_end = false;
+            }
+            b')' => {
+                parens = parens.saturating_sub(1);
+                can_end = true;
+            }
+            b'\n' => {
+                if braces == 0 && parens == 0 && can_end && starts_item(text, i + 1, level) {
+                    return i + 1;
+                }
+            }
+            b' ' | b'\t' | b'\r' => {}
+            _ if b.is_ascii_alphanumeric() || b == b'_' => {
+                let (word, after) = word_at(text, i);
+                words += 1;
+                // The first word is the item's keyword: a name must follow.
+                can_end = words > 1 && !matches!(word, "by" | "as" | "in");
+                i = after.max(i + 1);
+                continue;
+            }
+            b']' => can_end = true,
+            _ => can_end = false,
+        }
+        i += 1;
+    }
+    text.len()
+}
+
+/// Whether the line at `pos` starts an item of `level`.
+fn starts_item(text: &str, pos: usize, level: Level) -> bool {
+    let line = text[pos.min(text.len())..].trim_start();
+    match level {
+        Level::Flow => line.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '}'),
+        Level::Body => {
+            line.starts_with("///")
+                || line.starts_with("//!")
+                || line.starts_with('}')
+                || starts_with_keyword(line, vocabulary::body_starts())
+        }
+        Level::Top => {
+            line.starts_with("///")
+                || line.starts_with("//!")
+                || starts_with_keyword(line, vocabulary::FILE_KEYWORDS.iter().copied())
+        }
+    }
+}
+
+fn starts_with_keyword<'a>(line: &str, mut keywords: impl Iterator<Item = &'a str>) -> bool {
+    keywords.any(|k| {
+        line.strip_prefix(k)
+            .is_some_and(|rest| rest.starts_with(|c: char| c.is_whitespace() || c == '{'))
+    })
+}
+
+/// Past a string literal or a `//` comment starting at `i`, if one does.
+fn past_string_or_comment(text: &str, i: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    match bytes[i] {
+        b'"' => {
+            let mut j = i + 1;
+            while j < bytes.len() && bytes[j] != b'"' && bytes[j] != b'\n' {
+                j += if bytes[j] == b'\\' { 2 } else { 1 };
+            }
+            Some((j + 1).min(bytes.len()))
+        }
+        b'/' if bytes.get(i + 1) == Some(&b'/') => Some(line_end(text, i)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(text: &str) -> Vec<(Level, ItemKind, String, String)> {
+        outline(text)
+            .into_iter()
+            .map(|c| {
+                (
+                    c.level,
+                    c.id.kind,
+                    c.id.name,
+                    text[c.start..c.end].trim_end().to_string(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn items_of_a_workflow() {
+        let text = "//! doc\nimport std/study\n\n/// The mode.\nworkflow w {\n  knob n: int = 3 in 1..=5\n  /// Plans.\n  agent plan { role: planner }\n  gate g by agent(critic)\n  parallel p(count: 2) {\n    agent b\n  }\n  flow {\n    start -> plan -> g\n    g.proceed -> end\n    g.reloop (max 3) -> plan\n  }\n}\n";
+        let got = shape(text);
+        let kinds: Vec<_> = got.iter().map(|g| (g.0, g.1, g.2.as_str())).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                (Level::Top, ItemKind::Import, "std/study"),
+                (Level::Top, ItemKind::Decl, "w"),
+                (Level::Body, ItemKind::Declaration, "knob n"),
+                (Level::Body, ItemKind::Declaration, "agent plan"),
+                (Level::Body, ItemKind::Declaration, "gate g"),
+                (Level::Body, ItemKind::Parallel, "p"),
+                (Level::Body, ItemKind::Declaration, "agent b"),
+                (Level::Body, ItemKind::Close, ""),
+                (Level::Body, ItemKind::Flow, ""),
+                (Level::Flow, ItemKind::Statement, "start -> plan -> g"),
+                (Level::Flow, ItemKind::Statement, "g.proceed -> end"),
+                (Level::Flow, ItemKind::Statement, "g.reloop (max 3) -> plan"),
+                (Level::Flow, ItemKind::Close, ""),
+                (Level::Body, ItemKind::Close, ""),
+            ]
+        );
+        assert_eq!(got[3].3, "/// Plans.\n  agent plan { role: planner }");
+        let scopes: Vec<_> = outline(text).into_iter().map(|c| c.id.scope).collect();
+        assert_eq!(scopes[6], "w/p");
+    }
+
+    #[test]
+    fn an_item_goes_on_after_a_word_that_needs_more() {
+        // `by` at the end of a line: the gate's evaluator is on the next line.
+        let text = "workflow w {\n  gate g by\n  agent(critic)\n  agent a\n}\n";
+        let got = shape(text);
+        assert_eq!(got[1].3, "gate g by\n  agent(critic)");
+        assert_eq!(got[2].2, "agent a");
+    }
+
+    #[test]
+    fn chunks_tile_the_text_after_the_file_docs() {
+        let text =
+            "//! top\n\nworkflow w {\n  agent a // note\n\n  flow { start -> a -> end }\n}\n";
+        let chunks = outline(text);
+        for pair in chunks.windows(2) {
+            assert_eq!(pair[0].end, pair[1].start);
+        }
+        assert_eq!(chunks.last().map(|c| c.end), Some(text.len()));
+    }
+
+    #[test]
+    fn any_text_is_scanned_without_panicking() {
+        for text in [
+            "}",
+            "{{{",
+            "workflow",
+            "workflow w {",
+            "\"",
+            "///",
+            "flow {",
+            "a\u{e9}b {",
+        ] {
+            let _ = outline(text);
+        }
+    }
+}
