@@ -200,27 +200,54 @@ fn collect_uses(body: &crate::syntax::Body, used: &mut BTreeSet<String>) {
     }
 }
 
-/// Graph findings of each workflow of the file, addressed to its source.
+/// The skeleton of each workflow of the file (see [`validate::skeleton`]), or `None`
+/// when the graph rules must not run: on a tree with holes (skipped text, failed
+/// instances) they would only report the holes again, as unreachable nodes and missing
+/// edges.
 #[salsa::tracked(returns(ref))]
-pub fn validate_file(db: &dyn Db, file: SourceFile) -> Vec<Finding<FileLoc>> {
-    let cx = validate::Context {
-        roles: db.roles().names(db).clone(),
-    };
-    let mut out = Vec::new();
-    // Graph rules on a tree with holes (skipped text, failed instances) would only
-    // report the holes again, as unreachable nodes and missing edges.
+pub fn skeletons(db: &dyn Db, file: SourceFile) -> Option<Vec<crate::ir::Ir>> {
     let lowered = lower_file(db, file);
-    if file_ast(db, file).incomplete
+    let broken = file_ast(db, file).incomplete
         || lowered
             .findings
             .iter()
-            .any(|f| f.code.severity() == Severity::Error)
-    {
+            .any(|f| f.code.severity() == Severity::Error);
+    (!broken).then(|| {
+        lowered
+            .workflows
+            .iter()
+            .map(|w| validate::skeleton(&w.ir))
+            .collect()
+    })
+}
+
+/// The graph rules' findings for each workflow, addressed to IR entities. They read
+/// only the skeletons, so an edit that leaves the graph as it was does not run them.
+#[salsa::tracked(returns(ref))]
+pub fn graph_findings(db: &dyn Db, file: SourceFile) -> Vec<Vec<Finding>> {
+    match skeletons(db, file) {
+        Some(list) => list.iter().map(validate::graph_rules).collect(),
+        None => Vec::new(),
+    }
+}
+
+/// Rule findings of each workflow of the file, addressed to its source: the rules about
+/// single nodes, edges and knobs, then the graph rules.
+#[salsa::tracked(returns(ref))]
+pub fn validate_file(db: &dyn Db, file: SourceFile) -> Vec<Finding<FileLoc>> {
+    let mut out = Vec::new();
+    if skeletons(db, file).is_none() {
         return out;
     }
-    for w in &lowered.workflows {
+    let cx = validate::Context {
+        roles: db.roles().names(db).clone(),
+    };
+    let graph = graph_findings(db, file);
+    for (i, w) in lower_file(db, file).workflows.iter().enumerate() {
         let fallback = w.origins.workflow.clone();
-        for f in validate::validate(&w.ir, &cx) {
+        let local = validate::local_rules(&w.ir, &cx);
+        let graph = graph.get(i).into_iter().flatten().cloned();
+        for f in local.into_iter().chain(graph) {
             let mapped = f.map(|r| w.origins.locate(&r).or_else(|| fallback.clone()));
             let Some(mut at) = mapped.at.clone() else {
                 continue;

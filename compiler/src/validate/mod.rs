@@ -123,16 +123,62 @@ pub struct Context {
     pub roles: Option<BTreeSet<String>>,
 }
 
-/// Runs every graph rule on `ir`.
+/// Runs every rule on `ir`: the rules about single nodes, edges and knobs, then the
+/// graph rules.
 pub fn validate(ir: &Ir, cx: &Context) -> Vec<Finding> {
+    let mut out = local_rules(ir, cx);
+    out.extend(graph_rules(&skeleton(ir)));
+    out
+}
+
+/// The rules about one node, edge or knob at a time, and templates.
+pub fn local_rules(ir: &Ir, cx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
     local::check(ir, cx, &mut out);
     templates::check(ir, &mut out);
-    let g = Graph::new(ir, &mut out);
-    graph::check(ir, &g, &mut out);
-    forks::check(ir, &g, &mut out);
-    dataflow::check(ir, &g, &mut out);
     out
+}
+
+/// The graph rules (reachability, forks and joins, dataflow, cycles), run on a
+/// [`skeleton`].
+pub fn graph_rules(skeleton: &Ir) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let g = Graph::new(skeleton, &mut out);
+    graph::check(skeleton, &g, &mut out);
+    forks::check(skeleton, &g, &mut out);
+    dataflow::check(skeleton, &g, &mut out);
+    out
+}
+
+/// What the graph rules read of an IR: the workflow's name and inputs, node ids and
+/// kinds, every edge, and what each node reads and writes. An edit that changes nothing of these (a
+/// timeout, a task, a role, a doc) gives an equal skeleton, so the database does not run
+/// the graph rules again.
+pub fn skeleton(ir: &Ir) -> Ir {
+    Ir {
+        ir_version: ir.ir_version,
+        workflow: crate::ir::WorkflowMeta {
+            name: ir.workflow.name.clone(),
+            inputs: ir.workflow.inputs.clone(),
+            ..Default::default()
+        },
+        start: ir.start.clone(),
+        knobs: Vec::new(),
+        nodes: ir
+            .nodes
+            .iter()
+            .map(|n| crate::ir::Node {
+                id: n.id.clone(),
+                kind: n.kind,
+                attrs: crate::ir::Attrs {
+                    reads: n.attrs.reads.clone(),
+                    writes: n.attrs.writes.clone(),
+                    ..Default::default()
+                },
+            })
+            .collect(),
+        edges: ir.edges.clone(),
+    }
 }
 
 /// The forks of `ir` that no join closes (for a subgraph checked on its own, where the
