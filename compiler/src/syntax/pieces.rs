@@ -87,6 +87,20 @@ impl Piece {
     }
 }
 
+impl Piece {
+    /// The `///` docs read before the item.
+    fn set_doc(&mut self, text: String) {
+        match self {
+            Piece::DeclHead { doc, .. }
+            | Piece::Use { doc, .. }
+            | Piece::ParallelHead { doc, .. } => *doc = text,
+            Piece::Knob { knob, .. } => knob.doc = text,
+            Piece::Node { node, .. } => node.doc = text,
+            _ => {}
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArgPiece {
     pub name: String,
@@ -162,7 +176,14 @@ pub(super) fn read_piece(
         )));
     };
     let len = outer.as_span().end();
-    let Some(pair) = outer.into_inner().next() else {
+    let mut inner = outer.into_inner();
+    let mut doc = None;
+    let mut first = inner.next();
+    if let Some(p) = first.take_if(|p| p.as_rule() == Rule::docs) {
+        doc = Some(docs_text(p.into_inner()));
+        first = inner.next();
+    }
+    let Some(pair) = first else {
         return Err(Box::new(pest::error::Error::new_from_pos(
             pest::error::ErrorVariant::CustomError {
                 message: "nothing to parse".into(),
@@ -170,7 +191,11 @@ pub(super) fn read_piece(
             pest::Position::from_start(rest),
         )));
     };
-    Ok((piece(pair), len))
+    let mut piece = piece(pair);
+    if let Some(doc) = doc {
+        piece.set_doc(doc);
+    }
+    Ok((piece, len))
 }
 
 fn piece(pair: Pair<'_, Rule>) -> Piece {
