@@ -12,6 +12,7 @@ pub mod ir;
 mod ir_check;
 pub mod lower;
 pub mod paths;
+pub mod resolve;
 pub mod skills;
 pub mod syntax;
 #[cfg(feature = "testgen")]

@@ -7,12 +7,12 @@ mod builtin_files;
 pub mod convert;
 pub mod frames;
 pub mod handlers;
-pub mod lex;
 pub mod lookup;
 pub mod paths;
 pub mod position;
 pub mod server;
 pub mod transport;
+pub mod workspace;
 pub mod world;
 
 pub use server::{ServerError, run_io, run_stdio, serve};

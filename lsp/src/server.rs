@@ -448,7 +448,7 @@ pub fn dispatch(world: &mut World, req: Request) -> Option<Response> {
         .or_else(|r| r.on::<DocumentSymbolRequest>(handlers::symbols::document_symbols))
         .or_else(|r| r.on::<Formatting>(handlers::formatting::formatting))
         .or_else(|r| r.on::<Completion>(handlers::completion::completion))
-        .or_else(|r| r.on::<CodeActionRequest>(handlers::code_action::code_actions))
+        .or_else(|r| r.on_mut::<CodeActionRequest>(handlers::code_action::code_actions))
         .or_else(|r| r.on::<FoldingRangeRequest>(handlers::folding::folding_ranges))
         .or_else(|r| r.on::<SemanticTokensFullRequest>(handlers::semantic::semantic_tokens))
         .ok()
@@ -460,9 +460,17 @@ struct Route<'w> {
 }
 
 impl<'w> Route<'w> {
+    /// A handler that only reads the world (all but one).
     fn on<R: lsp_types::request::Request>(
         self,
-        handler: fn(&mut World, R::Params) -> handlers::Result<R::Result>,
+        handler: fn(&World, R::Params) -> handlers::Result<R::Result>,
+    ) -> Result<Response, Route<'w>> {
+        self.on_mut::<R>(|world, params| handler(world, params))
+    }
+
+    fn on_mut<R: lsp_types::request::Request>(
+        self,
+        handler: impl FnOnce(&mut World, R::Params) -> handlers::Result<R::Result>,
     ) -> Result<Response, Route<'w>> {
         if self.req.method != R::METHOD {
             return Err(self);

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use factory_compiler::check::{file_diagnostics, import_closure};
-use factory_compiler::db::{Database, Db};
+use factory_compiler::db::{Database, Db, SourceFile};
 use factory_compiler::diagnostic::Diagnostic;
 use factory_compiler::host::{self, FsLoader};
 use factory_compiler::syntax::Parsed;
@@ -100,7 +100,17 @@ impl World {
     }
 
     pub fn parsed(&self, key: &str) -> &Parsed {
-        factory_compiler::db::parse_file(&self.db, self.db.file(key))
+        factory_compiler::resolve::tree(&self.db, self.db.file(key))
+    }
+
+    /// The files a search across files covers (references, rename): the open documents
+    /// and the `.fwf` files under the workspace root.
+    pub fn workspace_files(&self) -> Vec<SourceFile> {
+        let mut keys: Vec<String> = self.open.keys().cloned().collect();
+        keys.extend(crate::workspace::fwf_files(&self.root));
+        keys.sort();
+        keys.dedup();
+        keys.iter().map(|k| self.db.file(k)).collect()
     }
 
     pub fn diagnostics(&self, key: &str) -> &[Diagnostic] {

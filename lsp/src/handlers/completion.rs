@@ -7,14 +7,12 @@ use factory_compiler::lower::ALLOWED_ATTRS;
 use lsp_types::{CompletionItem, CompletionItemKind, CompletionParams, CompletionResponse};
 
 use super::{DocView, Result};
-use crate::lookup::{self, TokKind};
 use crate::world::World;
+use factory_compiler::resolve::scope::{body, decl_at};
+use factory_compiler::resolve::tokens::{TokKind, is_ident, line_start, tokens};
 use factory_compiler::syntax::vocabulary;
 
-pub fn completion(
-    world: &mut World,
-    params: CompletionParams,
-) -> Result<Option<CompletionResponse>> {
+pub fn completion(world: &World, params: CompletionParams) -> Result<Option<CompletionResponse>> {
     let p = params.text_document_position;
     let doc = DocView::new(world, &p.text_document.uri)?;
     let offset = doc.offset(p.position);
@@ -24,12 +22,12 @@ pub fn completion(
 
 pub fn complete(world: &World, doc: &DocView<'_>, offset: usize) -> Vec<CompletionItem> {
     let text = doc.text;
-    let line = &text[lookup::line_start(text, offset)..offset];
+    let line = &text[line_start(text, offset)..offset];
     let word_start = line
         .trim_end_matches(|c: char| c.is_ascii_alphanumeric() || c == '_')
         .len();
     let before = line[..word_start].trim_end();
-    let decl = lookup::decl_at(doc.parsed, offset);
+    let decl = decl_at(doc.parsed, offset);
 
     if let Some(partial) = line.trim_start().strip_prefix("import ") {
         return items(
@@ -73,8 +71,8 @@ pub fn complete(world: &World, doc: &DocView<'_>, offset: usize) -> Vec<Completi
             .rsplit(|c: char| c.is_whitespace() || c == ',' || c == '>')
             .next()
             .unwrap_or(before);
-        if let Some(gate) = last.strip_suffix('.').filter(|g| lookup::is_ident(g)) {
-            let is_gate = lookup::body(doc.parsed, &scope)
+        if let Some(gate) = last.strip_suffix('.').filter(|g| is_ident(g)) {
+            let is_gate = body(doc.parsed, &scope)
                 .and_then(|b| b.nodes.iter().find(|n| n.name == gate))
                 .is_some_and(|n| n.kind == NodeKind::Gate);
             let labels: &[&str] = if is_gate {
@@ -89,7 +87,7 @@ pub fn complete(world: &World, doc: &DocView<'_>, offset: usize) -> Vec<Completi
             );
         }
         let mut names = vec!["start".to_string(), "end".to_string()];
-        if let Some(b) = lookup::body(doc.parsed, &scope) {
+        if let Some(b) = body(doc.parsed, &scope) {
             names.extend(b.nodes.iter().map(|n| n.name.clone()));
             names.extend(b.uses.iter().map(|u| u.alias.clone()));
             names.extend(b.parallels.iter().map(|p| p.name.clone()));
@@ -204,7 +202,7 @@ fn node_kind(word: &str) -> Option<NodeKind> {
 fn enclosing_block(doc: &DocView<'_>, offset: usize) -> (String, Option<String>) {
     let text = doc.text;
     let mut stack: Vec<usize> = Vec::new();
-    for t in lookup::tokens(text) {
+    for t in tokens(text) {
         if t.span.start >= offset {
             break;
         }
@@ -222,12 +220,12 @@ fn enclosing_block(doc: &DocView<'_>, offset: usize) -> (String, Option<String>)
     let Some(&open) = stack.last() else {
         return (String::new(), None);
     };
-    let head = text[lookup::line_start(text, open)..open].to_string();
-    let decl = lookup::decl_at(doc.parsed, offset).map(|d| d.name.clone());
+    let head = text[line_start(text, open)..open].to_string();
+    let decl = decl_at(doc.parsed, offset).map(|d| d.name.clone());
     // Parallel blocks between the declaration and the cursor narrow the scope.
     let mut scope = decl.clone();
     for &o in &stack {
-        let h = &text[lookup::line_start(text, o)..o];
+        let h = &text[line_start(text, o)..o];
         let mut w = h.split_whitespace();
         if w.next() == Some("parallel")
             && let Some(name) = w.next()

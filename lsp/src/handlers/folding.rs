@@ -3,11 +3,11 @@
 use lsp_types::{FoldingRange, FoldingRangeKind, FoldingRangeParams};
 
 use super::{DocView, Result};
-use crate::lookup::{self, TokKind};
 use crate::world::World;
+use factory_compiler::resolve::tokens::{TokKind, line_start, tokens};
 
 pub fn folding_ranges(
-    world: &mut World,
+    world: &World,
     params: FoldingRangeParams,
 ) -> Result<Option<Vec<FoldingRange>>> {
     let doc = DocView::new(world, &params.text_document.uri)?;
@@ -27,10 +27,10 @@ pub fn ranges(doc: &DocView<'_>) -> Vec<FoldingRange> {
             out.push(fold(start, end, Some(FoldingRangeKind::Comment)));
         }
     };
-    for t in lookup::tokens(text) {
+    for t in tokens(text) {
         let l = line(t.span.start);
         if t.kind == TokKind::Comment
-            && text[lookup::line_start(text, t.span.start)..t.span.start]
+            && text[line_start(text, t.span.start)..t.span.start]
                 .trim()
                 .is_empty()
         {

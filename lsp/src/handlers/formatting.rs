@@ -6,7 +6,7 @@ use super::{DocView, Result};
 use crate::world::World;
 
 pub fn formatting(
-    world: &mut World,
+    world: &World,
     params: DocumentFormattingParams,
 ) -> Result<Option<Vec<TextEdit>>> {
     let doc = DocView::new(world, &params.text_document.uri)?;

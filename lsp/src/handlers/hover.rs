@@ -3,20 +3,19 @@
 
 use std::path::{Path, PathBuf};
 
-use factory_compiler::check::import_closure;
-use factory_compiler::db::{Db, file_ast, import_key};
+use factory_compiler::db::{Db, import_key};
+use factory_compiler::resolve::{self, Symbol, scope};
 use factory_compiler::syntax::{Bounds, Decl, DeclKind, GateBy, NodeDecl, Param, Value};
 use lsp_types::{Hover, HoverContents, HoverParams, MarkupContent, MarkupKind};
 
 use super::{DocView, Result};
-use crate::lookup::{self, Symbol};
 use crate::world::World;
 
-pub fn hover(world: &mut World, params: HoverParams) -> Result<Option<Hover>> {
+pub fn hover(world: &World, params: HoverParams) -> Result<Option<Hover>> {
     let p = params.text_document_position_params;
     let doc = DocView::new(world, &p.text_document.uri)?;
     let offset = doc.offset(p.position);
-    let Some(hit) = lookup::symbol_at(doc.parsed, doc.text, offset) else {
+    let Some(hit) = resolve::symbol_at(&world.db, doc.file, offset) else {
         return Ok(None);
     };
     let Some(markdown) = describe(world, &doc, &hit.symbol) else {
@@ -35,7 +34,7 @@ pub fn hover(world: &mut World, params: HoverParams) -> Result<Option<Hover>> {
 pub fn describe(world: &World, doc: &DocView<'_>, symbol: &Symbol) -> Option<String> {
     match symbol {
         Symbol::Node { scope, name } => {
-            let body = lookup::body(doc.parsed, scope)?;
+            let body = scope::body(doc.parsed, scope)?;
             if let Some(n) = body.nodes.iter().find(|n| &n.name == name) {
                 return Some(node(n));
             }
@@ -106,22 +105,16 @@ pub fn describe(world: &World, doc: &DocView<'_>, symbol: &Symbol) -> Option<Str
             Some(decl(d))
         }
         Symbol::Subgraph { name } => {
-            if let Some(d) = doc.parsed.ast.decls.iter().find(|d| &d.name == name) {
+            let Some(home) = resolve::home(&world.db, doc.file, name) else {
+                return Some(format!(
+                    "subgraph `{name}` is not declared here or in an imported file"
+                ));
+            };
+            let d = find_decl(world, home, name)?;
+            if home == doc.file {
                 return Some(decl(d));
             }
-            let file = world.db.file(&doc.key);
-            for f in &import_closure(&world.db, file).files {
-                if let Some(d) = file_ast(&world.db, *f)
-                    .decls
-                    .iter()
-                    .find(|d| &d.name == name)
-                {
-                    return Some(format!("{}\n\nfrom `{}`", decl(d), f.key(&world.db)));
-                }
-            }
-            Some(format!(
-                "subgraph `{name}` is not declared here or in an imported file"
-            ))
+            Some(format!("{}\n\nfrom `{}`", decl(d), home.key(&world.db)))
         }
         Symbol::Import { index } => {
             let imp = doc.parsed.ast.imports.get(*index)?;
@@ -138,30 +131,36 @@ pub fn describe(world: &World, doc: &DocView<'_>, symbol: &Symbol) -> Option<Str
         }
         Symbol::Role { name } => Some(role(&doc.key, name)),
         Symbol::Artifact { decl, name } => {
-            if let Some(d) = doc.parsed.ast.decls.iter().find(|d| &d.name == decl) {
+            let home = resolve::home(&world.db, doc.file, decl)?;
+            let d = find_decl(world, home, decl)?;
+            if home == doc.file {
                 return Some(artifact(&d.body, name));
             }
             // An instance's artifact (`study.combined`): the subgraph is imported.
-            let file = world.db.file(&doc.key);
-            import_closure(&world.db, file).files.iter().find_map(|f| {
-                let d = file_ast(&world.db, *f)
-                    .decls
-                    .iter()
-                    .find(|d| &d.name == decl)?;
-                Some(format!(
-                    "{}
-
-of subgraph `{decl}`, from `{}`",
-                    artifact(&d.body, name),
-                    f.key(&world.db)
-                ))
-            })
+            Some(format!(
+                "{}\n\nof subgraph `{decl}`, from `{}`",
+                artifact(&d.body, name),
+                home.key(&world.db)
+            ))
         }
         Symbol::Attribute { key } => {
             let (_, text) = ATTRIBUTES.iter().find(|(k, _)| k == key)?;
             Some(format!("**attribute** `{key}`\n\n{text}"))
         }
     }
+}
+
+/// Declaration `name` of `file`.
+fn find_decl<'w>(
+    world: &'w World,
+    file: factory_compiler::db::SourceFile,
+    name: &str,
+) -> Option<&'w Decl> {
+    resolve::tree(&world.db, file)
+        .ast
+        .decls
+        .iter()
+        .find(|d| d.name == name)
 }
 
 /// What each attribute means (docs/language.md, "Attributes").

@@ -1,15 +1,17 @@
-//! Rename a node, instance, parallel block, knob or parameter across its file; refused
-//! when the new name is not an identifier or is already taken.
+//! Rename a node, instance, parallel block, knob or parameter across its file, and a
+//! subgraph across the workspace (its declaration and every `use` of it); refused when
+//! the new name is not an identifier or is already taken.
 
 use std::collections::HashMap;
 
+use factory_compiler::resolve::{self, Symbol};
 use factory_compiler::syntax::Loc;
 use lsp_types::{
-    PrepareRenameResponse, RenameParams, TextDocumentPositionParams, TextEdit, WorkspaceEdit,
+    PrepareRenameResponse, RenameParams, TextDocumentPositionParams, TextEdit, Uri, WorkspaceEdit,
 };
 
 use super::{DocView, HandlerError, Result};
-use crate::lookup::{self, Symbol};
+use crate::lookup;
 use crate::world::World;
 
 const RESERVED: &[&str] = &[
@@ -17,11 +19,11 @@ const RESERVED: &[&str] = &[
 ];
 
 pub fn prepare(
-    world: &mut World,
+    world: &World,
     params: TextDocumentPositionParams,
 ) -> Result<Option<PrepareRenameResponse>> {
     let doc = DocView::new(world, &params.text_document.uri)?;
-    let Some(hit) = lookup::symbol_at(doc.parsed, doc.text, doc.offset(params.position)) else {
+    let Some(hit) = resolve::symbol_at(&world.db, doc.file, doc.offset(params.position)) else {
         return Ok(None);
     };
     if !renamable(&hit.symbol) {
@@ -33,22 +35,26 @@ pub fn prepare(
 fn renamable(s: &Symbol) -> bool {
     matches!(
         s,
-        Symbol::Node { .. } | Symbol::Knob { .. } | Symbol::Param { .. }
+        Symbol::Node { .. }
+            | Symbol::Knob { .. }
+            | Symbol::Param { .. }
+            | Symbol::Decl { .. }
+            | Symbol::Subgraph { .. }
     )
 }
 
-pub fn rename(world: &mut World, params: RenameParams) -> Result<Option<WorkspaceEdit>> {
+pub fn rename(world: &World, params: RenameParams) -> Result<Option<WorkspaceEdit>> {
     let p = params.text_document_position;
     let doc = DocView::new(world, &p.text_document.uri)?;
     let new = params.new_name.trim();
-    let Some(hit) = lookup::symbol_at(doc.parsed, doc.text, doc.offset(p.position)) else {
+    let Some(hit) = resolve::symbol_at(&world.db, doc.file, doc.offset(p.position)) else {
         return Err(HandlerError::failed(
-            "nothing to rename here: put the cursor on a node, knob or parameter name",
+            "nothing to rename here: put the cursor on a node, subgraph, knob or parameter name",
         ));
     };
     if !renamable(&hit.symbol) {
         return Err(HandlerError::failed(
-            "only nodes, instances, parallel blocks, knobs and parameters can be renamed",
+            "only nodes, instances, parallel blocks, subgraphs, workflows, knobs and parameters can be renamed",
         ));
     }
     if !lookup::is_ident(new) || RESERVED.contains(&new) {
@@ -56,20 +62,24 @@ pub fn rename(world: &mut World, params: RenameParams) -> Result<Option<Workspac
             "`{new}` is not a valid name: use letters, digits and `_`, not starting with a digit, and not a reserved word"
         )));
     }
-    if let Some(clash) = clash(&doc, &hit.symbol, new) {
+    if let Some(clash) = clash(world, &doc, &hit.symbol, new) {
         return Err(HandlerError::failed(clash));
     }
-    let edits: Vec<TextEdit> = lookup::references(doc.parsed, doc.text, &hit.symbol)
-        .into_iter()
-        .map(|s| TextEdit::new(doc.range(&s), new.to_string()))
-        .collect();
-    Ok(Some(WorkspaceEdit::new(HashMap::from([(
-        p.text_document.uri,
-        edits,
-    )]))))
+    let files = world.workspace_files();
+    let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
+    for loc in resolve::references(&world.db, doc.file, &hit.symbol, &files) {
+        let Some(l) = lookup::location(world, &loc) else {
+            continue;
+        };
+        changes
+            .entry(l.uri)
+            .or_default()
+            .push(TextEdit::new(l.range, new.to_string()));
+    }
+    Ok(Some(WorkspaceEdit::new(changes)))
 }
 
-fn clash(doc: &DocView<'_>, symbol: &Symbol, new: &str) -> Option<String> {
+fn clash(world: &World, doc: &DocView<'_>, symbol: &Symbol, new: &str) -> Option<String> {
     let map = &doc.parsed.map;
     match symbol {
         Symbol::Node { scope, name } if name != new => lookup::node_decl_span(doc.parsed, scope, new)
@@ -80,6 +90,19 @@ fn clash(doc: &DocView<'_>, symbol: &Symbol, new: &str) -> Option<String> {
         Symbol::Param { decl, name } if name != new => map
             .contains_key(&Loc::Param(decl.clone(), new.to_string()))
             .then(|| format!("cannot rename parameter `{name}` to `{new}`: `{decl}` already has a parameter `{new}`")),
+        Symbol::Decl { name } | Symbol::Subgraph { name } if name != new => {
+            let db = &world.db;
+            let Some(home) = resolve::home(db, doc.file, name) else {
+                return Some(format!("cannot rename `{name}`: it is not declared in this file or an imported one"));
+            };
+            let key = home.key(db);
+            if key.starts_with("std/") {
+                return Some(format!("cannot rename `{name}`: it is declared in the standard library (`{key}`)"));
+            }
+            resolve::tree(db, home).ast.decls.iter().any(|d| d.name == new).then(|| {
+                format!("cannot rename `{name}` to `{new}`: `{key}` already declares `{new}`")
+            })
+        }
         _ => None,
     }
 }

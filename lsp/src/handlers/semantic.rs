@@ -9,8 +9,8 @@ use lsp_types::{
 };
 
 use super::{DocView, Result};
-use crate::lookup::{self, TokKind};
 use crate::world::World;
+use factory_compiler::resolve::tokens::{TokKind, tokens};
 
 const TYPES: &[SemanticTokenType] = &[
     SemanticTokenType::KEYWORD,
@@ -37,7 +37,7 @@ fn ty(t: SemanticTokenType) -> u32 {
 }
 
 pub fn semantic_tokens(
-    world: &mut World,
+    world: &World,
     params: SemanticTokensParams,
 ) -> Result<Option<SemanticTokensResult>> {
     let doc = DocView::new(world, &params.text_document.uri)?;
@@ -74,7 +74,7 @@ pub fn classify(doc: &DocView<'_>) -> Vec<(std::ops::Range<usize>, u32, u32)> {
         let i = terms.partition_point(|s| s.start <= at);
         i > 0 && at < terms[i - 1].end
     };
-    let toks = lookup::tokens(text);
+    let toks = tokens(text);
     let mut out = Vec::new();
     for (i, t) in toks.iter().enumerate() {
         let word = &text[t.span.clone()];

@@ -5,11 +5,11 @@ use factory_compiler::syntax::{Body, DeclKind, Loc};
 use lsp_types::{DocumentSymbol, DocumentSymbolParams, DocumentSymbolResponse, SymbolKind};
 
 use super::{DocView, Result};
-use crate::lookup;
 use crate::world::World;
+use factory_compiler::resolve::scope::decl_range;
 
 pub fn document_symbols(
-    world: &mut World,
+    world: &World,
     params: DocumentSymbolParams,
 ) -> Result<Option<DocumentSymbolResponse>> {
     let doc = DocView::new(world, &params.text_document.uri)?;
@@ -18,7 +18,7 @@ pub fn document_symbols(
         let Some(name_span) = doc.parsed.map.get(&Loc::Decl(d.name.clone())) else {
             continue;
         };
-        let range = lookup::decl_range(doc.parsed, doc.text, &d.name);
+        let range = decl_range(doc.parsed, doc.text, &d.name);
         let (kind, detail) = match d.kind {
             DeclKind::Workflow { .. } => (SymbolKind::MODULE, "workflow"),
             DeclKind::Subgraph => (SymbolKind::FUNCTION, "subgraph"),

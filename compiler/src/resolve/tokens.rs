@@ -1,5 +1,8 @@
-//! A small lexer for the server's text lookups: identifiers, strings and comments with
-//! their byte spans (the parser's tree keeps no positions for most values).
+//! The tokens of a text for the resolver: identifiers, strings and comments with their
+//! byte spans. The parser's source map holds the spans of declarations, flow terms and
+//! arguments; names inside attribute values (roles, knobs, artifacts) and templates have
+//! no entry there, so the resolver finds them among these tokens. The language server's
+//! semantic tokens, folding and completion read the same tokens.
 
 use std::ops::Range;
 
@@ -62,6 +65,7 @@ pub fn tokens(text: &str) -> Vec<Tok> {
     out
 }
 
+/// Whether `s` is one identifier (letters, digits and `_`, not starting with a digit).
 pub fn is_ident(s: &str) -> bool {
     let mut chars = s.chars();
     chars
@@ -70,6 +74,7 @@ pub fn is_ident(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// The byte offset of the start of the line holding `offset`.
 pub fn line_start(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())]
         .rfind('\n')
