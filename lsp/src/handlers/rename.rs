@@ -2,8 +2,6 @@
 //! subgraph across the workspace (its declaration and every `use` of it); refused when
 //! the new name is not an identifier or is already taken.
 
-use std::collections::HashMap;
-
 use factory_compiler::resolve::{self, Symbol};
 use factory_compiler::syntax::Loc;
 use lsp_types::{
@@ -66,17 +64,19 @@ pub fn rename(world: &World, params: RenameParams) -> Result<Option<WorkspaceEdi
         return Err(HandlerError::failed(clash));
     }
     let files = world.workspace_files();
-    let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
+    // Edits by file, in the order the resolver found the files.
+    let mut changes: Vec<(Uri, Vec<TextEdit>)> = Vec::new();
     for loc in resolve::references(&world.db, doc.file, &hit.symbol, &files) {
         let Some(l) = lookup::location(world, &loc) else {
             continue;
         };
-        changes
-            .entry(l.uri)
-            .or_default()
-            .push(TextEdit::new(l.range, new.to_string()));
+        let edit = TextEdit::new(l.range, new.to_string());
+        match changes.iter_mut().find(|(u, _)| *u == l.uri) {
+            Some((_, edits)) => edits.push(edit),
+            None => changes.push((l.uri, vec![edit])),
+        }
     }
-    Ok(Some(WorkspaceEdit::new(changes)))
+    Ok(Some(WorkspaceEdit::new(changes.into_iter().collect())))
 }
 
 fn clash(world: &World, doc: &DocView<'_>, symbol: &Symbol, new: &str) -> Option<String> {
