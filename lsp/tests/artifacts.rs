@@ -69,14 +69,13 @@ fn hover_on_artifacts_and_attribute_keys() {
 
 #[test]
 fn definition_and_references_of_a_named_write() {
-    let (_d, mut world, uri) = setup();
+    let (_d, world, uri) = setup();
     let params = GotoDefinitionParams {
         text_document_position_params: tdp(&uri, at("plan, goal_doc", 0)),
         work_done_progress_params: Default::default(),
         partial_result_params: Default::default(),
     };
-    let Some(GotoDefinitionResponse::Scalar(loc)) =
-        definition::definition(&mut world, params).unwrap()
+    let Some(GotoDefinitionResponse::Scalar(loc)) = definition::definition(&world, params).unwrap()
     else {
         panic!()
     };
@@ -89,7 +88,7 @@ fn definition_and_references_of_a_named_write() {
             include_declaration: true,
         },
     };
-    let refs = definition::references(&mut world, params).unwrap().unwrap();
+    let refs = definition::references(&world, params).unwrap().unwrap();
     let starts: Vec<Position> = refs.iter().map(|l| l.range.start).collect();
     assert_eq!(
         starts,
@@ -103,13 +102,13 @@ fn definition_and_references_of_a_named_write() {
 
 #[test]
 fn highlights_mark_every_occurrence() {
-    let (_d, mut world, uri) = setup();
+    let (_d, world, uri) = setup();
     let params = DocumentHighlightParams {
         text_document_position_params: tdp(&uri, at("-> builder", 4)),
         work_done_progress_params: Default::default(),
         partial_result_params: Default::default(),
     };
-    let got = definition::highlights(&mut world, params).unwrap().unwrap();
+    let got = definition::highlights(&world, params).unwrap().unwrap();
     let starts: Vec<Position> = got.iter().map(|h| h.range.start).collect();
     assert_eq!(starts, vec![at("builder {", 0), at("builder -> end", 0)]);
 }

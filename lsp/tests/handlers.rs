@@ -99,7 +99,7 @@ fn hover_text(p: &mut Project, position: Position) -> String {
         text_document_position_params: tdp(p, position),
         work_done_progress_params: Default::default(),
     };
-    match hover::hover(&mut p.world, params).unwrap() {
+    match hover::hover(&p.world, params).unwrap() {
         Some(Hover {
             contents: HoverContents::Markup(m),
             ..
@@ -114,7 +114,7 @@ fn definition_of(p: &mut Project, position: Position) -> Option<Location> {
         work_done_progress_params: Default::default(),
         partial_result_params: Default::default(),
     };
-    match definition::definition(&mut p.world, params).unwrap() {
+    match definition::definition(&p.world, params).unwrap() {
         Some(GotoDefinitionResponse::Scalar(l)) => Some(l),
         None => None,
         other => panic!("unexpected {other:?}"),
@@ -289,7 +289,7 @@ fn definition_of_a_knob_in_an_argument() {
 
 #[test]
 fn references_of_a_node_cover_declaration_terms_and_arguments() {
-    let mut p = project(MAIN);
+    let p = project(MAIN);
     let params = ReferenceParams {
         text_document_position: tdp(&p, pos(MAIN, "agent builder", 0, 7)),
         work_done_progress_params: Default::default(),
@@ -298,9 +298,7 @@ fn references_of_a_node_cover_declaration_terms_and_arguments() {
             include_declaration: true,
         },
     };
-    let refs = definition::references(&mut p.world, params)
-        .unwrap()
-        .unwrap();
+    let refs = definition::references(&p.world, params).unwrap().unwrap();
     let starts: Vec<Position> = refs.iter().map(|l| l.range.start).collect();
     assert_eq!(
         starts,
@@ -333,7 +331,7 @@ fn rename_at(p: &mut Project, position: Position, new: &str) -> Result<Workspace
         new_name: new.into(),
         work_done_progress_params: Default::default(),
     };
-    rename::rename(&mut p.world, params)
+    rename::rename(&p.world, params)
         .map(|e| e.unwrap())
         .map_err(|e| e.message)
 }
@@ -392,14 +390,14 @@ fn rename_refuses_clashes_and_bad_names() {
 
 #[test]
 fn document_symbols_outline_workflows_knobs_and_nodes() {
-    let mut p = project(MAIN);
+    let p = project(MAIN);
     let params = DocumentSymbolParams {
         text_document: TextDocumentIdentifier::new(p.uri.clone()),
         work_done_progress_params: Default::default(),
         partial_result_params: Default::default(),
     };
     let Some(DocumentSymbolResponse::Nested(syms)) =
-        symbols::document_symbols(&mut p.world, params).unwrap()
+        symbols::document_symbols(&p.world, params).unwrap()
     else {
         panic!("nested symbols expected");
     };
@@ -431,7 +429,7 @@ fn formatting_returns_one_edit_producing_the_canonical_text() {
         },
         work_done_progress_params: Default::default(),
     };
-    let edits = formatting::formatting(&mut p.world, params.clone())
+    let edits = formatting::formatting(&p.world, params.clone())
         .unwrap()
         .unwrap();
     assert_eq!(edits.len(), 1);
@@ -440,7 +438,7 @@ fn formatting_returns_one_edit_producing_the_canonical_text() {
     let key = p.root.join("main.fwf").to_string_lossy().into_owned();
     p.world.db.set_text(&key, edits[0].new_text.clone());
     assert!(
-        formatting::formatting(&mut p.world, params)
+        formatting::formatting(&p.world, params)
             .unwrap()
             .unwrap()
             .is_empty()
@@ -450,14 +448,14 @@ fn formatting_returns_one_edit_producing_the_canonical_text() {
 fn complete(src: &str, cursor: &str) -> Vec<String> {
     let text = src.replace(cursor, "");
     let at = src.find(cursor).unwrap();
-    let mut p = project(&text);
+    let p = project(&text);
     let params = CompletionParams {
         text_document_position: tdp(&p, LineIndex::new(&text).position(at)),
         work_done_progress_params: Default::default(),
         partial_result_params: Default::default(),
         context: None,
     };
-    match completion::completion(&mut p.world, params).unwrap() {
+    match completion::completion(&p.world, params).unwrap() {
         Some(CompletionResponse::Array(items)) => items.into_iter().map(|i| i.label).collect(),
         other => panic!("{other:?}"),
     }

@@ -31,19 +31,18 @@ fn world() -> (tempfile::TempDir, World, Uri) {
 
 #[test]
 fn folds_blocks_and_comment_runs() {
-    let (_d, mut world, uri) = world();
+    let (_d, world, uri) = world();
     let params = FoldingRangeParams {
         text_document: TextDocumentIdentifier::new(uri),
         work_done_progress_params: Default::default(),
         partial_result_params: Default::default(),
     };
-    let got: Vec<(u32, u32, Option<FoldingRangeKind>)> =
-        folding::folding_ranges(&mut world, params)
-            .unwrap()
-            .unwrap()
-            .into_iter()
-            .map(|r| (r.start_line, r.end_line, r.kind))
-            .collect();
+    let got: Vec<(u32, u32, Option<FoldingRangeKind>)> = folding::folding_ranges(&world, params)
+        .unwrap()
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.start_line, r.end_line, r.kind))
+        .collect();
     assert_eq!(
         got,
         vec![
@@ -56,14 +55,14 @@ fn folds_blocks_and_comment_runs() {
 
 #[test]
 fn semantic_tokens_classify_by_meaning() {
-    let (_d, mut world, uri) = world();
+    let (_d, world, uri) = world();
     let params = SemanticTokensParams {
         text_document: TextDocumentIdentifier::new(uri),
         work_done_progress_params: Default::default(),
         partial_result_params: Default::default(),
     };
     let Some(SemanticTokensResult::Tokens(tokens)) =
-        semantic::semantic_tokens(&mut world, params).unwrap()
+        semantic::semantic_tokens(&world, params).unwrap()
     else {
         panic!("full tokens expected");
     };

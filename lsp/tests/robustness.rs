@@ -65,32 +65,32 @@ proptest! {
         let key = world.open_doc(uri.clone(), text.clone(), 1).unwrap();
         let _ = world.lsp_diagnostics(&key);
         let id = TextDocumentIdentifier::new(uri.clone());
-        let _ = symbols::document_symbols(&mut world, DocumentSymbolParams {
+        let _ = symbols::document_symbols(&world, DocumentSymbolParams {
             text_document: id.clone(), work_done_progress_params: Default::default(), partial_result_params: Default::default(),
         }).unwrap();
-        let _ = folding::folding_ranges(&mut world, FoldingRangeParams {
+        let _ = folding::folding_ranges(&world, FoldingRangeParams {
             text_document: id.clone(), work_done_progress_params: Default::default(), partial_result_params: Default::default(),
         }).unwrap();
-        let _ = semantic::semantic_tokens(&mut world, SemanticTokensParams {
+        let _ = semantic::semantic_tokens(&world, SemanticTokensParams {
             text_document: id.clone(), work_done_progress_params: Default::default(), partial_result_params: Default::default(),
         }).unwrap();
         let lines = text.split('\n').count() as u32;
         for line in 0..lines + 1 {
             for character in [0, 1, 3, 7, 12, 20, 40, 200] {
                 let p = tdp(&uri, line, character);
-                let _ = hover::hover(&mut world, HoverParams { text_document_position_params: p.clone(), work_done_progress_params: Default::default() }).unwrap();
-                let _ = definition::definition(&mut world, GotoDefinitionParams {
+                let _ = hover::hover(&world, HoverParams { text_document_position_params: p.clone(), work_done_progress_params: Default::default() }).unwrap();
+                let _ = definition::definition(&world, GotoDefinitionParams {
                     text_document_position_params: p.clone(), work_done_progress_params: Default::default(), partial_result_params: Default::default(),
                 }).unwrap();
-                let _ = definition::references(&mut world, ReferenceParams {
+                let _ = definition::references(&world, ReferenceParams {
                     text_document_position: p.clone(), work_done_progress_params: Default::default(), partial_result_params: Default::default(),
                     context: ReferenceContext { include_declaration: true },
                 }).unwrap();
-                let _ = completion::completion(&mut world, CompletionParams {
+                let _ = completion::completion(&world, CompletionParams {
                     text_document_position: p.clone(), work_done_progress_params: Default::default(), partial_result_params: Default::default(), context: None,
                 }).unwrap();
-                let _ = rename::prepare(&mut world, p.clone()).unwrap();
-                let _ = rename::rename(&mut world, RenameParams { text_document_position: p.clone(), new_name: "zz".into(), work_done_progress_params: Default::default() });
+                let _ = rename::prepare(&world, p.clone()).unwrap();
+                let _ = rename::rename(&world, RenameParams { text_document_position: p.clone(), new_name: "zz".into(), work_done_progress_params: Default::default() });
                 let _ = code_action::code_actions(&mut world, CodeActionParams {
                     text_document: id.clone(),
                     range: Range::new(p.position, p.position),

@@ -96,9 +96,8 @@ fn a_name_in_a_parallel_block_means_the_blocks_own_node() {
 
 #[test]
 fn renaming_the_inner_node_leaves_the_outer_one() {
-    let (_d, mut world, uri) = setup();
-    let prepared =
-        rename::prepare(&mut world, tdp(&uri, at("start -> builder -> qa", 0, 10))).unwrap();
+    let (_d, world, uri) = setup();
+    let prepared = rename::prepare(&world, tdp(&uri, at("start -> builder -> qa", 0, 10))).unwrap();
     assert_eq!(
         prepared,
         Some(PrepareRenameResponse::Range(Range::new(
@@ -111,7 +110,7 @@ fn renaming_the_inner_node_leaves_the_outer_one() {
         new_name: "maker".into(),
         work_done_progress_params: Default::default(),
     };
-    let edit = rename::rename(&mut world, params).unwrap().unwrap();
+    let edit = rename::rename(&world, params).unwrap().unwrap();
     let mut starts: Vec<Position> = edit.changes.unwrap()[&uri]
         .iter()
         .map(|e| e.range.start)
@@ -127,20 +126,20 @@ fn renaming_the_inner_node_leaves_the_outer_one() {
     );
     // Nothing to rename on a keyword.
     assert_eq!(
-        rename::prepare(&mut world, tdp(&uri, at("workflow", 0, 2))).unwrap(),
+        rename::prepare(&world, tdp(&uri, at("workflow", 0, 2))).unwrap(),
         None
     );
 }
 
 #[test]
 fn renaming_a_parameter_covers_bounds_flows_and_templates() {
-    let (_d, mut world, uri) = setup();
+    let (_d, world, uri) = setup();
     let params = RenameParams {
         text_document_position: tdp(&uri, at("loops: int", 0, 1)),
         new_name: "rounds".into(),
         work_done_progress_params: Default::default(),
     };
-    let edit = rename::rename(&mut world, params).unwrap().unwrap();
+    let edit = rename::rename(&world, params).unwrap().unwrap();
     assert_eq!(
         edit.changes.unwrap()[&uri].len(),
         3,
@@ -150,15 +149,14 @@ fn renaming_a_parameter_covers_bounds_flows_and_templates() {
 
 #[test]
 fn completion_in_a_parallel_flow_offers_its_own_nodes() {
-    let (_d, mut world, uri) = setup();
+    let (_d, world, uri) = setup();
     let params = CompletionParams {
         text_document_position: tdp(&uri, at("start -> builder -> qa", 0, 9)),
         work_done_progress_params: Default::default(),
         partial_result_params: Default::default(),
         context: None,
     };
-    let Some(CompletionResponse::Array(items)) =
-        completion::completion(&mut world, params).unwrap()
+    let Some(CompletionResponse::Array(items)) = completion::completion(&world, params).unwrap()
     else {
         panic!()
     };
