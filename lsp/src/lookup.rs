@@ -3,6 +3,7 @@
 //! role's definition is its prompt file. Name resolution itself is
 //! `factory_compiler::resolve`.
 
+// The quick fixes' names for the resolver's helpers.
 pub use factory_compiler::resolve::scope::{decl_at, node_decl_span};
 pub use factory_compiler::resolve::tokens::{is_ident, line_start};
 

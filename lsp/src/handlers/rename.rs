@@ -2,6 +2,8 @@
 //! subgraph across the workspace (its declaration and every `use` of it); refused when
 //! the new name is not an identifier or is already taken.
 
+use factory_compiler::resolve::scope::node_decl_span;
+use factory_compiler::resolve::tokens::is_ident;
 use factory_compiler::resolve::{self, Symbol};
 use factory_compiler::syntax::Loc;
 use lsp_types::{
@@ -55,7 +57,7 @@ pub fn rename(world: &World, params: RenameParams) -> Result<Option<WorkspaceEdi
             "only nodes, instances, parallel blocks, subgraphs, workflows, knobs and parameters can be renamed",
         ));
     }
-    if !lookup::is_ident(new) || RESERVED.contains(&new) {
+    if !is_ident(new) || RESERVED.contains(&new) {
         return Err(HandlerError::failed(format!(
             "`{new}` is not a valid name: use letters, digits and `_`, not starting with a digit, and not a reserved word"
         )));
@@ -82,7 +84,7 @@ pub fn rename(world: &World, params: RenameParams) -> Result<Option<WorkspaceEdi
 fn clash(world: &World, doc: &DocView<'_>, symbol: &Symbol, new: &str) -> Option<String> {
     let map = &doc.parsed.map;
     match symbol {
-        Symbol::Node { scope, name } if name != new => lookup::node_decl_span(doc.parsed, scope, new)
+        Symbol::Node { scope, name } if name != new => node_decl_span(doc.parsed, scope, new)
             .map(|_| format!("cannot rename `{name}` to `{new}`: a node named `{new}` already exists in `{scope}`")),
         Symbol::Knob { workflow, name } if name != new => map
             .contains_key(&Loc::Knob(workflow.clone(), new.to_string()))
