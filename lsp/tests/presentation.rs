@@ -105,4 +105,5 @@ fn semantic_tokens_classify_by_meaning() {
     assert!(has("\"Ok?\"", "string", 0));
     assert!(has("proceed", "enumMember", 0));
     assert!(has("g", "variable", 0), "a node in a flow: {decoded:?}");
+    assert!(has("k", "parameter", 0), "a knob in a bound: {decoded:?}");
 }

@@ -11,7 +11,7 @@ pub mod rename;
 pub mod semantic;
 pub mod symbols;
 
-use factory_compiler::db::{Db, SourceFile};
+use factory_compiler::db::{Database, Db, SourceFile};
 use factory_compiler::syntax::Parsed;
 use lsp_types::{Position, Uri};
 
@@ -49,6 +49,7 @@ pub type Result<T> = std::result::Result<T, HandlerError>;
 /// One document as the handlers see it.
 pub struct DocView<'w> {
     pub key: String,
+    pub db: &'w Database,
     pub file: SourceFile,
     pub text: &'w str,
     pub parsed: &'w Parsed,
@@ -61,6 +62,7 @@ impl<'w> DocView<'w> {
             .ok_or_else(|| HandlerError::invalid(format!("not a file URI: {}", uri.as_str())))?;
         let text = world.text(&key);
         Ok(DocView {
+            db: &world.db,
             file: world.db.file(&key),
             parsed: world.parsed(&key),
             index: LineIndex::new(text),

@@ -1,6 +1,7 @@
 //! Semantic tokens: keywords, declarations, node references, attribute keys, verdict
 //! labels, types, strings and comments, so editors colour `.fwf` by meaning.
 
+use factory_compiler::resolve::Symbol;
 use factory_compiler::syntax::Loc;
 use factory_compiler::syntax::vocabulary::{LABELS, TYPE_NAMES, keywords};
 use lsp_types::{
@@ -74,6 +75,28 @@ pub fn classify(doc: &DocView<'_>) -> Vec<(std::ops::Range<usize>, u32, u32)> {
         let i = terms.partition_point(|s| s.start <= at);
         i > 0 && at < terms[i - 1].end
     };
+    // What the resolver says the names used in bounds, arguments and values are.
+    let index = factory_compiler::resolve::file_symbols(doc.db, doc.file);
+    let used: Vec<(std::ops::Range<usize>, u32)> = index
+        .occurrences()
+        .iter()
+        .filter(|o| !o.declares)
+        .filter_map(|o| {
+            let t = match o.symbol {
+                Symbol::Knob { .. } | Symbol::Param { .. } => SemanticTokenType::PARAMETER,
+                Symbol::Node { .. } | Symbol::Artifact { .. } => SemanticTokenType::VARIABLE,
+                _ => return None,
+            };
+            Some((o.span.clone(), ty(t)))
+        })
+        .collect();
+    let use_at = |span: &std::ops::Range<usize>| {
+        let i = used.partition_point(|(s, _)| s.start <= span.start);
+        i.checked_sub(1)
+            .map(|i| &used[i])
+            .filter(|(s, _)| span.end <= s.end)
+            .map(|(_, t)| *t)
+    };
     let toks = tokens(text);
     let mut out = Vec::new();
     for (i, t) in toks.iter().enumerate() {
@@ -95,6 +118,8 @@ pub fn classify(doc: &DocView<'_>) -> Vec<(std::ops::Range<usize>, u32, u32)> {
                     Some((ty(SemanticTokenType::KEYWORD), 0))
                 } else if next == Some(":") {
                     Some((ty(SemanticTokenType::PROPERTY), 0))
+                } else if let Some(used) = use_at(&t.span) {
+                    Some((used, 0))
                 } else if in_term(t.span.start) {
                     Some((ty(SemanticTokenType::VARIABLE), 0))
                 } else {
