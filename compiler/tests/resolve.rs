@@ -284,6 +284,41 @@ references:
 }
 
 #[test]
+fn a_use_argument_names_the_parameter_of_the_imported_subgraph() {
+    insta::assert_snapshot!(check(r#"
+//- lib.fwf
+subgraph review(fix: node, loops: int = 2 in 1..=5) {
+    gate verdict by agent(ceo) "Ok after {{loops}} rounds?"
+    flow {
+        start -> verdict
+        verdict.proceed -> end
+        verdict.reloop(max loops) -> fix
+        verdict.halt -> end
+    }
+}
+//- main.fwf
+import ./lib
+
+workflow w {
+    agent a { role: builder }
+    use review(fix: a, lo$0ops: 3) as qa
+    flow {
+        start -> a -> qa -> end
+    }
+}
+"#), @r#"
+Param { decl: "review", name: "loops" }
+at: main.fwf:5:24 `loops`
+definition: lib.fwf:1:28 `loops`
+references:
+  main.fwf:5:24 `loops`
+  lib.fwf:1:28 `loops`
+  lib.fwf:2:44 `loops`
+  lib.fwf:6:28 `loops`
+"#);
+}
+
+#[test]
 fn a_role_is_referenced_across_files() {
     insta::assert_snapshot!(check(r#"
 //- lib.fwf

@@ -1,7 +1,7 @@
 //! Names that cross files, through the stdio server: a subgraph declared in one file and
 //! `use`d in another is renamed and found in both (from either end), but not in a file
-//! whose `use` means another subgraph of the same name; a role's references span the
-//! workspace.
+//! whose `use` means another subgraph of the same name; so is a subgraph's parameter,
+//! which `use` arguments name; a role's references span the workspace.
 
 mod support;
 
@@ -235,6 +235,32 @@ fn references_of_a_role_span_the_workspace() {
     assert_eq!(
         found,
         vec![("other.fwf".to_string(), position(OTHER, "critic", 0))]
+    );
+    w.client.stop();
+}
+
+#[test]
+fn renaming_a_subgraph_parameter_renames_the_arguments_that_name_it() {
+    let mut w = workspace();
+    let lib = w.client.open(&w.root.join("lib.fwf"), LIB);
+    assert_eq!(w.client.diagnostics(&lib, 1), (1, vec![]));
+    let edit = w.rename("lib.fwf", position(LIB, "fix", 1), "repair");
+    let changes = &edit["changes"];
+    assert_eq!(
+        apply(LIB, &changes[w.uri("lib.fwf")]),
+        LIB.replace("(fix:", "(repair:")
+    );
+    assert_eq!(
+        apply(MAIN, &changes[w.uri("main.fwf")]),
+        MAIN.replace("(fix:", "(repair:")
+    );
+    // And back, from the argument.
+    let main = w.client.open(&w.root.join("main.fwf"), MAIN);
+    assert_eq!(w.client.diagnostics(&main, 1), (1, vec![]));
+    let edit = w.rename("main.fwf", position(MAIN, "fix", 1), "repair");
+    assert_eq!(
+        apply(LIB, &edit["changes"][w.uri("lib.fwf")]),
+        LIB.replace("(fix:", "(repair:")
     );
     w.client.stop();
 }

@@ -143,14 +143,22 @@ fn from_loc(
                 });
             }
         }
-        Loc::UseArg(s, ..) | Loc::ParallelArg(s, ..) => {
-            // The span holds the value: a literal, or a node, knob or parameter name.
-            if word.split('.').all(is_ident)
-                && let Some(symbol) = resolve_name(parsed, s, word)
+        Loc::UseArg(s, alias, arg) => {
+            // `use sub(arg: value)`: `arg` names a parameter of `sub`, which may be
+            // declared in another file.
+            if let Some(name) = arg_name(text, span.start, arg)
+                && let Some(sub) = parsed.map.get(&Loc::UseSubgraph(s.clone(), alias.clone()))
+                && let Some(subgraph) = text.get(sub.clone())
             {
-                push(symbol, false);
+                let symbol = Symbol::Param {
+                    decl: subgraph.into(),
+                    name: arg.clone(),
+                };
+                out.push(occurrence(symbol, name, false));
             }
+            value_name(parsed, s, word, span, out);
         }
+        Loc::ParallelArg(s, ..) => value_name(parsed, s, word, span, out),
         Loc::Bound(s, ..) => {
             // `(max n)`: the name is a knob or parameter.
             for t in tokens(word) {
@@ -166,6 +174,31 @@ fn from_loc(
         }
         Loc::FileStart => {}
     }
+}
+
+/// The value of an argument: a literal, or a node, knob or parameter name.
+fn value_name(
+    parsed: &Parsed,
+    scope: &str,
+    word: &str,
+    span: &Range<usize>,
+    out: &mut Vec<Occurrence>,
+) {
+    if word.split('.').all(is_ident)
+        && let Some(symbol) = resolve_name(parsed, scope, word)
+    {
+        out.push(occurrence(symbol, span.clone(), false));
+    }
+}
+
+/// The span of the name `arg` written before the argument value at `value` (`arg: value`):
+/// the source map keeps the value's span only.
+fn arg_name(text: &str, value: usize, arg: &str) -> Option<Range<usize>> {
+    let before = text.get(..value)?.trim_end();
+    let before = before.strip_suffix(':')?.trim_end();
+    before
+        .ends_with(arg)
+        .then(|| before.len() - arg.len()..before.len())
 }
 
 /// Longer than any span of the source map (a name, a value, an import path).

@@ -127,8 +127,8 @@ pub fn definition(db: &dyn Db, file: SourceFile, symbol: &Symbol) -> Option<Loca
         }
         Symbol::Role { .. } | Symbol::Attribute { .. } => return None,
         Symbol::Decl { name } | Symbol::Subgraph { name } => home(db, file, name)?,
-        Symbol::Artifact { decl, .. } => home(db, file, decl)?,
-        Symbol::Node { .. } | Symbol::Knob { .. } | Symbol::Param { .. } => file,
+        Symbol::Artifact { decl, .. } | Symbol::Param { decl, .. } => home(db, file, decl)?,
+        Symbol::Node { .. } | Symbol::Knob { .. } => file,
     };
     let index = file_symbols(db, home);
     let o = index.declaration(symbol)?;
@@ -139,8 +139,9 @@ pub fn definition(db: &dyn Db, file: SourceFile, symbol: &Symbol) -> Option<Loca
 }
 
 /// Every place that names `symbol` (found in `file`), its declaration included: in
-/// `file`, and for subgraphs, their artifacts and roles also in the declaring file and
-/// in `files` (the caller's workspace) where the name means the same declaration.
+/// `file`, and for subgraphs, their parameters (named by `use` arguments) and artifacts,
+/// and roles, also in the declaring file and in `files` (the caller's workspace) where
+/// the name means the same declaration.
 /// Ordered by file (as searched: `file`, the declaring file, then `files`) and offset.
 pub fn references(
     db: &dyn Db,
@@ -152,10 +153,7 @@ pub fn references(
     // same-named occurrence means it too.
     let owner = match symbol {
         Symbol::Attribute { .. } => return Vec::new(),
-        Symbol::Node { .. }
-        | Symbol::Knob { .. }
-        | Symbol::Param { .. }
-        | Symbol::Import { .. } => {
+        Symbol::Node { .. } | Symbol::Knob { .. } | Symbol::Import { .. } => {
             return in_file(db, file, symbol);
         }
         Symbol::Role { .. } => None,
@@ -163,7 +161,7 @@ pub fn references(
             Some(h) => Some((name, h)),
             None => return in_file(db, file, symbol),
         },
-        Symbol::Artifact { decl, .. } => match home(db, file, decl) {
+        Symbol::Artifact { decl, .. } | Symbol::Param { decl, .. } => match home(db, file, decl) {
             Some(h) => Some((decl, h)),
             None => return in_file(db, file, symbol),
         },

@@ -92,7 +92,9 @@ pub fn describe(world: &World, doc: &DocView<'_>, symbol: &Symbol) -> Option<Str
             Some(s)
         }
         Symbol::Param { decl, name } => {
-            let d = doc.parsed.ast.decls.iter().find(|d| &d.name == decl)?;
+            // A `use` argument names a parameter of a subgraph perhaps declared elsewhere.
+            let home = resolve::home(&world.db, doc.file, decl)?;
+            let d = find_decl(world, home, decl)?;
             let p = d.params.iter().find(|p| &p.name == name)?;
             Some(format!(
                 "**parameter** of subgraph `{}`\n\n```fwf\n{}\n```",

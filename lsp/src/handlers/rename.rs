@@ -1,7 +1,9 @@
-//! Rename a node, instance, parallel block, knob or parameter across its file, and a
-//! subgraph across the workspace (its declaration and every `use` of it); refused when
-//! the new name is not an identifier or is already taken.
+//! Rename a node, instance, parallel block or knob across its file, and a subgraph or a
+//! subgraph's parameter across the workspace (the declaration, and every `use` of the
+//! subgraph or argument naming the parameter); refused when the new name is not an
+//! identifier or is already taken.
 
+use factory_compiler::db::SourceFile;
 use factory_compiler::resolve::scope::node_decl_span;
 use factory_compiler::resolve::tokens::is_ident;
 use factory_compiler::resolve::{self, Symbol};
@@ -82,29 +84,48 @@ pub fn rename(world: &World, params: RenameParams) -> Result<Option<WorkspaceEdi
 }
 
 fn clash(world: &World, doc: &DocView<'_>, symbol: &Symbol, new: &str) -> Option<String> {
-    let map = &doc.parsed.map;
+    let db = &world.db;
     match symbol {
         Symbol::Node { scope, name } if name != new => node_decl_span(doc.parsed, scope, new)
             .map(|_| format!("cannot rename `{name}` to `{new}`: a node named `{new}` already exists in `{scope}`")),
-        Symbol::Knob { workflow, name } if name != new => map
+        Symbol::Knob { workflow, name } if name != new => doc.parsed.map
             .contains_key(&Loc::Knob(workflow.clone(), new.to_string()))
             .then(|| format!("cannot rename knob `{name}` to `{new}`: a knob named `{new}` already exists")),
-        Symbol::Param { decl, name } if name != new => map
-            .contains_key(&Loc::Param(decl.clone(), new.to_string()))
-            .then(|| format!("cannot rename parameter `{name}` to `{new}`: `{decl}` already has a parameter `{new}`")),
+        Symbol::Param { decl, name } if name != new => match editable_home(world, doc, decl) {
+            Err(why) => Some(format!("cannot rename parameter `{name}`: {why}")),
+            Ok(home) => resolve::tree(db, home).map
+                .contains_key(&Loc::Param(decl.clone(), new.to_string()))
+                .then(|| format!("cannot rename parameter `{name}` to `{new}`: `{decl}` already has a parameter `{new}`")),
+        },
         Symbol::Decl { name } | Symbol::Subgraph { name } if name != new => {
-            let db = &world.db;
-            let Some(home) = resolve::home(db, doc.file, name) else {
-                return Some(format!("cannot rename `{name}`: it is not declared in this file or an imported one"));
-            };
-            let key = home.key(db);
-            if key.starts_with("std/") {
-                return Some(format!("cannot rename `{name}`: it is declared in the standard library (`{key}`)"));
+            match editable_home(world, doc, name) {
+                Err(why) => Some(format!("cannot rename `{name}`: {why}")),
+                Ok(home) => resolve::tree(db, home).ast.decls.iter().any(|d| d.name == new).then(|| {
+                    format!("cannot rename `{name}` to `{new}`: `{}` already declares `{new}`", home.key(db))
+                }),
             }
-            resolve::tree(db, home).ast.decls.iter().any(|d| d.name == new).then(|| {
-                format!("cannot rename `{name}` to `{new}`: `{key}` already declares `{new}`")
-            })
         }
         _ => None,
     }
+}
+
+/// The file declaring `decl` as this document sees it, when a rename may edit it (not
+/// the standard library's).
+fn editable_home(
+    world: &World,
+    doc: &DocView<'_>,
+    decl: &str,
+) -> std::result::Result<SourceFile, String> {
+    let Some(home) = resolve::home(&world.db, doc.file, decl) else {
+        return Err(format!(
+            "`{decl}` is not declared in this file or an imported one"
+        ));
+    };
+    let key = home.key(&world.db);
+    if key.starts_with("std/") {
+        return Err(format!(
+            "`{decl}` is declared in the standard library (`{key}`)"
+        ));
+    }
+    Ok(home)
 }
