@@ -7,6 +7,8 @@
 pub use factory_compiler::resolve::scope::{decl_at, node_decl_span};
 pub use factory_compiler::resolve::tokens::{is_ident, line_start};
 
+use std::path::{Path, PathBuf};
+
 use factory_compiler::db::Db;
 use factory_compiler::resolve;
 use lsp_types::{Location, Position, Range};
@@ -25,8 +27,7 @@ pub fn location(world: &World, loc: &resolve::Location) -> Option<Location> {
 /// The start of the prompt file of `role` for a file at `key`: the project's
 /// (`prompts/<role>.md`, `.factory/agents/<role>.md`) or the built-in one.
 pub fn role_location(key: &str, role: &str) -> Option<Location> {
-    let path = crate::handlers::hover::prompt_path(key, role)
-        .or_else(|| crate::builtin_files::prompt_file(role))?;
+    let path = prompt_path(key, role).or_else(|| crate::builtin_files::prompt_file(role))?;
     let start = Range::new(Position::new(0, 0), Position::new(0, 0));
     Some(Location::new(path_to_uri(&path)?, start))
 }
@@ -46,4 +47,18 @@ pub fn disk_key(world: &World, key: &str) -> Option<String> {
         return Some(path.to_string_lossy().into_owned());
     }
     key.starts_with('/').then(|| key.to_string())
+}
+
+/// The prompt file of `role` for a file at `key`: `prompts/<role>.md` next to or above
+/// it, else the project's `.factory/agents/<role>.md`.
+pub fn prompt_path(key: &str, role: &str) -> Option<PathBuf> {
+    let dir = Path::new(key).parent()?;
+    dir.ancestors().find_map(|d| {
+        [
+            d.join("prompts").join(format!("{role}.md")),
+            d.join(".factory").join("agents").join(format!("{role}.md")),
+        ]
+        .into_iter()
+        .find(|p| p.is_file())
+    })
 }

@@ -1,8 +1,6 @@
 //! Hover: what a name is — a node's kind, role, reads/writes, checks and doc; a knob's
 //! type, default and bounds; a role's prompt; an import's file.
 
-use std::path::{Path, PathBuf};
-
 use factory_compiler::db::{Db, import_key};
 use factory_compiler::resolve::{self, Symbol, scope};
 use factory_compiler::syntax::{Bounds, Decl, DeclKind, GateBy, NodeDecl, Param, Value};
@@ -364,22 +362,8 @@ pub fn value(v: &Value) -> String {
     }
 }
 
-/// The prompt file of `role` for a file at `key`: `prompts/<role>.md` next to or above
-/// it, else the project's `.factory/agents/<role>.md`.
-pub fn prompt_path(key: &str, role: &str) -> Option<PathBuf> {
-    let dir = Path::new(key).parent()?;
-    dir.ancestors().find_map(|d| {
-        [
-            d.join("prompts").join(format!("{role}.md")),
-            d.join(".factory").join("agents").join(format!("{role}.md")),
-        ]
-        .into_iter()
-        .find(|p| p.is_file())
-    })
-}
-
 fn role(key: &str, name: &str) -> String {
-    let (text, from) = match prompt_path(key, name) {
+    let (text, from) = match crate::lookup::prompt_path(key, name) {
         Some(p) => (
             std::fs::read_to_string(&p).ok(),
             format!("`{}`", p.display()),
