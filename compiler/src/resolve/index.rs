@@ -10,9 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
 use super::Symbol;
-use super::scope::{
-    decl_range, dotted, instance_subgraph, knob_or_param, resolve_name, root, term_name,
-};
+use super::scope::{Names, decl_range, dotted, instance_subgraph, root, term_name};
 use super::tokens::{Tok, TokKind, is_ident, tokens};
 use crate::ir::conventions::placeholders;
 use crate::syntax::{Decl, Loc, Parsed};
@@ -67,16 +65,29 @@ impl SymbolIndex {
 /// Indexes a parsed file.
 pub fn build(parsed: &Parsed, text: &str) -> SymbolIndex {
     let mut out = Vec::new();
+    let names = Names::new(parsed);
     for (loc, span) in &parsed.map {
-        from_loc(parsed, text, loc, span, &mut out);
+        from_loc(parsed, &names, text, loc, span, &mut out);
     }
     // Text the source map covers is indexed from it; tokens there are not read again.
-    let mut taken: Vec<Range<usize>> = parsed.map.values().cloned().collect();
-    taken.sort_by_key(|s| (s.start, s.end));
-    from_tokens(parsed, text, &taken, &mut out);
+    let taken = merged(parsed.map.values().cloned().collect());
+    from_tokens(parsed, &names, text, &taken, &mut out);
     out.sort_by_key(|o| (o.span.start, o.span.end));
     out.dedup();
     SymbolIndex { occurrences: out }
+}
+
+/// The union of `spans`, as disjoint ranges in order.
+fn merged(mut spans: Vec<Range<usize>>) -> Vec<Range<usize>> {
+    spans.sort_by_key(|s| s.start);
+    let mut out: Vec<Range<usize>> = Vec::with_capacity(spans.len());
+    for s in spans {
+        match out.last_mut() {
+            Some(last) if s.start <= last.end => last.end = last.end.max(s.end),
+            _ => out.push(s),
+        }
+    }
+    out
 }
 
 fn occurrence(symbol: Symbol, span: Range<usize>, declares: bool) -> Occurrence {
@@ -90,6 +101,7 @@ fn occurrence(symbol: Symbol, span: Range<usize>, declares: bool) -> Occurrence 
 
 fn from_loc(
     parsed: &Parsed,
+    names: &Names<'_>,
     text: &str,
     loc: &Loc,
     span: &Range<usize>,
@@ -134,7 +146,7 @@ fn from_loc(
         ),
         Loc::Term(s, ..) => {
             let name = term_name(word);
-            if let Some(symbol) = resolve_name(parsed, s, name) {
+            if let Some(symbol) = names.resolve(s, name) {
                 out.push(Occurrence {
                     symbol,
                     span: span.start..span.start + name.len(),
@@ -156,16 +168,16 @@ fn from_loc(
                 };
                 out.push(occurrence(symbol, name, false));
             }
-            value_name(parsed, s, word, span, out);
+            value_name(names, s, word, span, out);
         }
-        Loc::ParallelArg(s, ..) => value_name(parsed, s, word, span, out),
+        Loc::ParallelArg(s, ..) => value_name(names, s, word, span, out),
         Loc::Bound(s, ..) => {
             // `(max n)`: the name is a knob or parameter.
             for t in tokens(word) {
                 let name = &word[t.span.clone()];
                 if t.kind == TokKind::Ident
                     && name != "max"
-                    && let Some(symbol) = resolve_name(parsed, s, name)
+                    && let Some(symbol) = names.resolve(s, name)
                 {
                     let at = span.start + t.span.start..span.start + t.span.end;
                     out.push(occurrence(symbol, at, false));
@@ -178,14 +190,14 @@ fn from_loc(
 
 /// The value of an argument: a literal, or a node, knob or parameter name.
 fn value_name(
-    parsed: &Parsed,
+    names: &Names<'_>,
     scope: &str,
     word: &str,
     span: &Range<usize>,
     out: &mut Vec<Occurrence>,
 ) {
     if word.split('.').all(is_ident)
-        && let Some(symbol) = resolve_name(parsed, scope, word)
+        && let Some(symbol) = names.resolve(scope, word)
     {
         out.push(occurrence(symbol, span.clone(), false));
     }
@@ -201,13 +213,11 @@ fn arg_name(text: &str, value: usize, arg: &str) -> Option<Range<usize>> {
         .then(|| before.len() - arg.len()..before.len())
 }
 
-/// Longer than any span of the source map (a name, a value, an import path).
-const MAX_SPAN: usize = 4096;
-
 /// The file's tokens with the declaration holding each.
 struct Text<'a> {
     text: &'a str,
     toks: Vec<Tok>,
+    /// The spans of the source map, merged.
     taken: &'a [Range<usize>],
     /// Declarations by the start of their text, in order.
     decls: Vec<(usize, &'a Decl)>,
@@ -223,15 +233,11 @@ impl<'a> Text<'a> {
         i.checked_sub(1).map(|i| self.decls[i].1)
     }
 
-    /// Inside a span of the source map. Those spans are names and values, each within
-    /// a line, so only the few starting just before `span` can hold it.
+    /// Inside a span of the source map.
     fn is_taken(&self, span: &Range<usize>) -> bool {
         let i = self.taken.partition_point(|s| s.start <= span.start);
-        self.taken[..i]
-            .iter()
-            .rev()
-            .take_while(|s| s.start + MAX_SPAN > span.start)
-            .any(|s| span.end <= s.end)
+        i.checked_sub(1)
+            .is_some_and(|i| span.end <= self.taken[i].end)
     }
 
     /// `writes: name = "path"` (or `, name = "path"`): the chain `first..=last` names
@@ -253,7 +259,13 @@ impl<'a> Text<'a> {
     }
 }
 
-fn from_tokens(parsed: &Parsed, text: &str, taken: &[Range<usize>], out: &mut Vec<Occurrence>) {
+fn from_tokens(
+    parsed: &Parsed,
+    names: &Names<'_>,
+    text: &str,
+    taken: &[Range<usize>],
+    out: &mut Vec<Occurrence>,
+) {
     let mut decls: Vec<(usize, &Decl)> = parsed
         .ast
         .decls
@@ -305,7 +317,7 @@ fn from_tokens(parsed: &Parsed, text: &str, taken: &[Range<usize>], out: &mut Ve
                         .or_default()
                         .insert(name.to_string())
                 };
-                if let Some(o) = ident(parsed, &t, i, decl, &artifacts, &mut declares) {
+                if let Some(o) = ident(names, &t, i, decl, &artifacts, &mut declares) {
                     out.push(o);
                 }
             }
@@ -353,7 +365,7 @@ fn templates(parsed: &Parsed, t: &Text<'_>, tok: &Tok, decl: &Decl, out: &mut Ve
 /// parameter, or an artifact (of `decl`, or of a subgraph instance: `study.combined`).
 /// A dotted name is taken whole, from its first token.
 fn ident(
-    parsed: &Parsed,
+    names: &Names<'_>,
     t: &Text<'_>,
     i: usize,
     decl: &Decl,
@@ -393,7 +405,7 @@ fn ident(
         return Some(occurrence(artifact(name), span, declares));
     }
     if !name.contains('.') {
-        if let Some(symbol) = knob_or_param(parsed, &decl.name, name) {
+        if let Some(symbol) = names.knob_or_param(&decl.name, name) {
             return Some(occurrence(symbol, span, false));
         }
         return own

@@ -1,6 +1,7 @@
 //! Scopes of one file's tree: which declaration holds an offset, the body a scope names,
 //! and what a name written in a scope refers to.
 
+use std::collections::HashSet;
 use std::ops::Range;
 
 use super::Symbol;
@@ -69,47 +70,75 @@ pub fn node_decl_span(parsed: &Parsed, scope: &str, name: &str) -> Option<Range<
     .find_map(|l| parsed.map.get(l).cloned())
 }
 
-/// What `name`, written in `scope`, refers to: a node of the scope (or an enclosing one),
-/// a knob of the workflow, or a parameter of the subgraph.
-pub fn resolve_name(parsed: &Parsed, scope: &str, name: &str) -> Option<Symbol> {
-    let mut s = scope;
-    loop {
-        if node_decl_span(parsed, s, name).is_some() {
-            return Some(Symbol::Node {
-                scope: s.to_string(),
-                name: name.to_string(),
-            });
-        }
-        match s.rfind('/') {
-            Some(i) => s = &s[..i],
-            None => break,
-        }
-    }
-    knob_or_param(parsed, root(scope), name)
+/// The names a file declares, by scope: what a name written somewhere refers to. Built
+/// once per file from the source map, so resolving each of its names is a lookup.
+pub struct Names<'p> {
+    /// Nodes, instances and parallel blocks, by (scope, name).
+    nodes: HashSet<(&'p str, &'p str)>,
+    /// Knobs by (declaration, name).
+    knobs: HashSet<(&'p str, &'p str)>,
+    /// Parameters by (subgraph, name).
+    params: HashSet<(&'p str, &'p str)>,
 }
 
-/// A knob or parameter `name` of declaration `decl`: what a name in an attribute value
-/// can mean besides an artifact (a node name there is not a reference to the node).
-pub fn knob_or_param(parsed: &Parsed, decl: &str, name: &str) -> Option<Symbol> {
-    if parsed
-        .map
-        .contains_key(&Loc::Knob(decl.into(), name.into()))
-    {
-        return Some(Symbol::Knob {
-            workflow: decl.into(),
-            name: name.into(),
-        });
+impl<'p> Names<'p> {
+    pub fn new(parsed: &'p Parsed) -> Names<'p> {
+        let mut names = Names {
+            nodes: HashSet::new(),
+            knobs: HashSet::new(),
+            params: HashSet::new(),
+        };
+        for loc in parsed.map.keys() {
+            match loc {
+                Loc::Node(s, n) | Loc::Use(s, n) | Loc::Parallel(s, n) => {
+                    names.nodes.insert((s, n));
+                }
+                Loc::Knob(s, n) => {
+                    names.knobs.insert((root(s), n));
+                }
+                Loc::Param(d, n) => {
+                    names.params.insert((d, n));
+                }
+                _ => {}
+            }
+        }
+        names
     }
-    if parsed
-        .map
-        .contains_key(&Loc::Param(decl.into(), name.into()))
-    {
-        return Some(Symbol::Param {
+
+    /// What `name`, written in `scope`, refers to: a node of the scope (or an enclosing
+    /// one), a knob of the workflow, or a parameter of the subgraph.
+    pub fn resolve(&self, scope: &str, name: &str) -> Option<Symbol> {
+        let mut s = scope;
+        loop {
+            if self.nodes.contains(&(s, name)) {
+                return Some(Symbol::Node {
+                    scope: s.to_string(),
+                    name: name.to_string(),
+                });
+            }
+            match s.rfind('/') {
+                Some(i) => s = &s[..i],
+                None => break,
+            }
+        }
+        self.knob_or_param(root(scope), name)
+    }
+
+    /// A knob or parameter `name` of declaration `decl`: what a name in an attribute
+    /// value can mean besides an artifact (a node name there is not a reference to the
+    /// node).
+    pub fn knob_or_param(&self, decl: &str, name: &str) -> Option<Symbol> {
+        if self.knobs.contains(&(decl, name)) {
+            return Some(Symbol::Knob {
+                workflow: decl.into(),
+                name: name.into(),
+            });
+        }
+        self.params.contains(&(decl, name)).then(|| Symbol::Param {
             decl: decl.into(),
             name: name.into(),
-        });
+        })
     }
-    None
 }
 
 /// The name a flow term stands for (`review.reloop` → `review`).
