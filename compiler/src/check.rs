@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::db::{Db, SourceFile, file_ast, import_key, parse_file};
-use crate::diagnostic::{Code, Diagnostic, Label, Severity};
+use crate::diagnostic::{Code, Diagnostic, Places, Severity, SpanPlaces, to_diagnostic};
 use crate::lower::{self, FileLoc, Lowered, Subgraphs};
 use crate::syntax::{DeclKind, Loc};
 use crate::validate::{self, Finding};
@@ -248,37 +248,26 @@ pub fn validate_file(db: &dyn Db, file: SourceFile) -> Vec<Finding<FileLoc>> {
         let local = validate::local_rules(&w.ir, &cx);
         let graph = graph.get(i).into_iter().flatten().cloned();
         for f in local.into_iter().chain(graph) {
-            let mapped = f.map(|r| w.origins.locate(&r).or_else(|| fallback.clone()));
-            let Some(mut at) = mapped.at.clone() else {
+            let Some(mut f) = f
+                .map(|r| w.origins.locate(&r).or_else(|| fallback.clone()))
+                .transpose()
+            else {
                 continue;
             };
             // Point at the attribute when the finding names one; a node without it
             // (a role taken from the name, a gate's inline question) falls back to
             // the node when positions are looked up.
-            match (&mapped.attr, &at.loc) {
+            match (&f.attr, &f.at.loc) {
                 (Some(key), Loc::Node(scope, node)) => {
-                    at.loc = Loc::Attr(scope.clone(), node.clone(), key.clone());
+                    f.at.loc = Loc::Attr(scope.clone(), node.clone(), key.clone());
                 }
                 // A parallel block's `count` is an argument, not an attribute.
                 (Some(key), Loc::Parallel(scope, block)) => {
-                    at.loc = Loc::ParallelArg(scope.clone(), block.clone(), key.clone());
+                    f.at.loc = Loc::ParallelArg(scope.clone(), block.clone(), key.clone());
                 }
                 _ => {}
             }
-            out.push(Finding {
-                code: mapped.code,
-                message: mapped.message,
-                at,
-                label: mapped.label,
-                labels: mapped
-                    .labels
-                    .into_iter()
-                    .filter_map(|(a, t)| Some((a?, t)))
-                    .collect(),
-                help: mapped.help,
-                attr: mapped.attr,
-                subject: mapped.subject,
-            });
+            out.push(f);
         }
     }
     out
@@ -288,30 +277,22 @@ pub fn validate_file(db: &dyn Db, file: SourceFile) -> Vec<Finding<FileLoc>> {
 #[salsa::tracked(returns(ref))]
 pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     let key = file.key(db).clone();
+    // The parser's findings (syntax errors, duplicate names) are addressed by span.
+    let spans = SpanPlaces(&key);
     let mut out: Vec<Diagnostic> = parse_file(db, file)
         .errors
         .iter()
-        .map(|e| Diagnostic {
-            code: e.code,
-            severity: e.code.severity(),
-            message: e.message.clone(),
-            file: key.clone(),
-            span: e.span.clone(),
-            label: if e.code == Code::DuplicateName {
-                "second declaration".into()
-            } else {
-                "here".into()
-            },
-            labels: e
-                .labels
-                .iter()
-                .map(|(span, message)| Label {
-                    span: span.clone(),
-                    message: message.clone(),
+        .map(|e| {
+            let mut f = Finding::new(e.code, e.span.clone(), e.message.clone())
+                .label(if e.code == Code::DuplicateName {
+                    "second declaration"
+                } else {
+                    "here"
                 })
-                .collect(),
-            help: e.help.clone(),
-            subject: None,
+                .help(e.help.clone());
+            f.labels = e.labels.clone();
+            f.subject = e.subject.clone();
+            to_diagnostic(&f, &spans)
         })
         .collect();
     let findings = lower_file(db, file)
@@ -320,7 +301,7 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
         .chain(validate_file(db, file));
     let mut seen = BTreeSet::new();
     for f in findings {
-        let d = place(db, f);
+        let d = to_diagnostic(f, &SourcePlaces(db));
         // Instances inline a subgraph several times; report each place once.
         if seen.insert((
             d.code,
@@ -338,35 +319,47 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     out
 }
 
-/// Gives a finding its positions through the source map of the file it points into.
-fn place(db: &dyn Db, f: &Finding<FileLoc>) -> Diagnostic {
-    let span_of = |at: &FileLoc| {
-        let map = &parse_file(db, db.file(&at.file)).map;
-        map.get(&at.loc)
-            .cloned()
-            .or_else(|| fallback_span(map, &at.loc))
-            .unwrap_or(0..0)
-    };
-    let span = span_of(&f.at);
-    let labels = f
-        .labels
+/// Places in `.fwf` files, through the source map of the file each points into.
+struct SourcePlaces<'a>(&'a dyn Db);
+
+impl Places<FileLoc> for SourcePlaces<'_> {
+    fn file(&self, at: &FileLoc) -> String {
+        at.file.clone()
+    }
+
+    fn span(&self, at: &FileLoc) -> Option<std::ops::Range<usize>> {
+        let map = &parse_file(self.0, self.0.file(&at.file)).map;
+        // A place the map does not hold still points somewhere near (the file start
+        // at worst), so labels are never dropped.
+        Some(
+            map.get(&at.loc)
+                .cloned()
+                .or_else(|| fallback_span(map, &at.loc))
+                .unwrap_or(0..0),
+        )
+    }
+
+    fn text(&self, file: &str) -> Option<&str> {
+        Some(self.0.file(file).text(self.0).as_str())
+    }
+
+    fn declares_node(&self, at: &FileLoc, name: &str) -> bool {
+        let scope = match &at.loc {
+            Loc::Node(scope, _) | Loc::Attr(scope, _, _) | Loc::Term(scope, ..) => scope,
+            _ => return false,
+        };
+        let map = &parse_file(self.0, self.0.file(&at.file)).map;
+        [
+            Loc::Node(scope.clone(), name.to_string()),
+            Loc::Use(scope.clone(), name.to_string()),
+            Loc::Parallel(scope.clone(), name.to_string()),
+        ]
         .iter()
-        .filter(|(at, _)| at.file == f.at.file)
-        .map(|(at, text)| Label {
-            span: span_of(at),
-            message: text.clone(),
-        })
-        .collect();
-    Diagnostic {
-        code: f.code,
-        severity: f.code.severity(),
-        message: f.message.clone(),
-        file: f.at.file.clone(),
-        span,
-        label: f.label.clone(),
-        labels,
-        help: f.help.clone(),
-        subject: f.subject.clone(),
+        .any(|l| map.contains_key(l))
+    }
+
+    fn prompt_path(&self, file: &str, role: &str) -> Option<String> {
+        crate::host::new_prompt_path(file, role).map(|p| p.to_string_lossy().into_owned())
     }
 }
 

@@ -7,6 +7,12 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+mod finding;
+pub mod fix;
+
+pub use finding::{Finding, Places, SpanPlaces, to_diagnostic};
+pub use fix::{Fix, FixEdits};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
@@ -84,7 +90,8 @@ pub struct Label {
 }
 
 /// What a finding is about, as data: quick fixes, `--format json` and other tools read
-/// this, never the message text.
+/// this, never the message text. Names are as written in the file (a node inside an
+/// instance by its dotted id).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(tag = "kind", content = "name", rename_all = "snake_case")]
 pub enum Subject {
@@ -92,6 +99,31 @@ pub enum Subject {
     Node(String),
     /// A role, by name (an unknown role).
     Role(String),
+    /// An artifact, by its path.
+    Artifact(String),
+    /// A knob, by name.
+    Knob(String),
+    /// A workflow input, by name.
+    Input(String),
+    /// An import, by the path as written.
+    Import(String),
+    /// A subgraph, by name.
+    Subgraph(String),
+    /// A `use` of a subgraph, by its alias.
+    Instance(String),
+    /// A `parallel` block, by name.
+    Parallel(String),
+    /// A workflow or subgraph declaration, by name.
+    Workflow(String),
+    /// A template variable, by name.
+    Variable(String),
+    /// An attribute of a node.
+    Attribute { node: String, attr: String },
+    /// An argument of a subgraph instance or a parallel block (`of` is its alias or
+    /// block name).
+    Argument { of: String, name: String },
+    /// An edge, by the nodes it joins (`start`/`end` included).
+    Edge { from: String, to: String },
 }
 
 /// A finding, located in one source text.
@@ -109,6 +141,8 @@ pub struct Diagnostic {
     pub help: String,
     /// What it is about, when that is one thing a fix can act on.
     pub subject: Option<Subject>,
+    /// The machine-applicable fix, as concrete edits.
+    pub fix: Option<FixEdits>,
 }
 
 impl Diagnostic {

@@ -171,6 +171,19 @@ fn find_up(start: &Path, name: &str) -> Option<PathBuf> {
         .find(|candidate| candidate.is_dir())
 }
 
+/// Where a new prompt for role `role` goes, for a workflow file at `key`: the nearest
+/// existing `prompts/` directory above it (where [`discover_roles`] finds prompts), else
+/// `prompts/` next to it. The quick fix and `factory check --fix` create it here.
+pub fn new_prompt_path(key: &str, role: &str) -> Option<PathBuf> {
+    let dir = Path::new(key).parent()?;
+    let prompts = dir
+        .ancestors()
+        .map(|d| d.join("prompts"))
+        .find(|p| p.is_dir())
+        .unwrap_or_else(|| dir.join("prompts"));
+    Some(prompts.join(format!("{role}.md")))
+}
+
 /// Roles known for files under `start`: the built-in ones, `prompts/<role>.md` in
 /// `start` or an ancestor, and the project's `.factory/agents/<role>.md`.
 pub fn discover_roles(start: &Path) -> BTreeSet<String> {

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use crate::diagnostic::{Code, Diagnostic, Label};
+use crate::diagnostic::{Code, Diagnostic, Finding, Places, SpanPlaces, to_diagnostic};
 use crate::driver::Located;
 use crate::ir::IrSpans;
 use crate::ir::text::parse_text;
@@ -22,57 +22,48 @@ pub fn check_ir_text(key: &str, text: &str, roles: Option<BTreeSet<String>>) -> 
             return errors
                 .into_iter()
                 .map(|e| {
-                    located(Diagnostic {
-                        code: Code::Syntax,
-                        severity: Code::Syntax.severity(),
-                        message: e.message,
-                        file: key.to_string(),
-                        span: e.span,
-                        label: "here".into(),
-                        labels: Vec::new(),
-                        help: e
-                            .help
-                            .unwrap_or_else(|| "see docs/ir.md for the IR text format".into()),
-                        subject: None,
-                    })
+                    let f = Finding::new(Code::Syntax, e.span, e.message)
+                        .label("here")
+                        .help(
+                            e.help
+                                .unwrap_or_else(|| "see docs/ir.md for the IR text format".into()),
+                        );
+                    located(to_diagnostic(&f, &SpanPlaces(key)))
                 })
                 .collect();
         }
     };
-    let span = |r: &IrRef, spans: &IrSpans| match r {
-        IrRef::Workflow => spans.workflow.clone(),
-        IrRef::Node(id) => spans.nodes.get(id).cloned(),
-        IrRef::Edge(i) | IrRef::EdgeTarget(i) => spans.edges.get(*i).cloned().flatten(),
-        IrRef::Knob(k) => spans.knobs.get(k).cloned(),
-    };
+    let places = IrPlaces { key, spans: &spans };
     let mut out: Vec<Located> = validate::validate(&ir, &validate::Context { roles })
-        .into_iter()
-        .map(|f| {
-            let primary = span(&f.at, &spans)
-                .or_else(|| spans.workflow.clone())
-                .unwrap_or(0..0);
-            located(Diagnostic {
-                code: f.code,
-                severity: f.code.severity(),
-                message: f.message,
-                file: key.to_string(),
-                span: primary,
-                label: f.label,
-                labels: f
-                    .labels
-                    .iter()
-                    .filter_map(|(r, t)| {
-                        Some(Label {
-                            span: span(r, &spans)?,
-                            message: t.clone(),
-                        })
-                    })
-                    .collect(),
-                help: f.help,
-                subject: f.subject,
-            })
-        })
+        .iter()
+        .map(|f| located(to_diagnostic(f, &places)))
         .collect();
     out.sort_by_key(|l| (l.diagnostic.span.start, l.diagnostic.code));
     out
+}
+
+/// Places in IR text: the lines of its nodes, edges and knobs. IR text gets no fixes
+/// (they are written in `.fwf` syntax).
+struct IrPlaces<'a> {
+    key: &'a str,
+    spans: &'a IrSpans,
+}
+
+impl Places<IrRef> for IrPlaces<'_> {
+    fn file(&self, _: &IrRef) -> String {
+        self.key.to_string()
+    }
+
+    fn span(&self, r: &IrRef) -> Option<std::ops::Range<usize>> {
+        match r {
+            IrRef::Workflow => self.spans.workflow.clone(),
+            IrRef::Node(id) => self.spans.nodes.get(id).cloned(),
+            IrRef::Edge(i) | IrRef::EdgeTarget(i) => self.spans.edges.get(*i).cloned().flatten(),
+            IrRef::Knob(k) => self.spans.knobs.get(k).cloned(),
+        }
+    }
+
+    fn fallback(&self) -> std::ops::Range<usize> {
+        self.spans.workflow.clone().unwrap_or(0..0)
+    }
 }

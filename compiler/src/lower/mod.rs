@@ -140,21 +140,8 @@ pub fn check_subgraph(file: &str, decl: &Decl, subgraphs: &Subgraphs<'_>) -> Vec
     let ir = standalone(decl, cx.nodes, cx.edges.into_iter().map(|e| e.0), ends);
     for f in crate::validate::unclosed_forks(&ir) {
         let f = f.map(|r| cx.origins.locate(&r));
-        if let Some(at) = f.at.clone().filter(|at| at.file == file) {
-            findings.push(Finding {
-                code: f.code,
-                message: f.message,
-                at,
-                label: f.label,
-                labels: f
-                    .labels
-                    .into_iter()
-                    .filter_map(|(a, t)| Some((a?, t)))
-                    .collect(),
-                help: f.help,
-                attr: f.attr,
-                subject: f.subject,
-            });
+        if let Some(f) = f.transpose().filter(|f| f.at.file == file) {
+            findings.push(f);
         }
     }
     findings

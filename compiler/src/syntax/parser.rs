@@ -44,6 +44,8 @@ pub struct SyntaxError {
     pub help: String,
     /// Secondary places (the first declaration of a duplicate).
     pub labels: Vec<(Range<usize>, String)>,
+    /// What a duplicate is (`None` for a syntax error).
+    pub subject: Option<crate::diagnostic::Subject>,
 }
 
 /// The result of parsing one file: never fails; errors sit beside the tree.
@@ -216,6 +218,7 @@ impl<'t, 'c> Driver<'t, 'c> {
             message,
             help,
             labels: Vec::new(),
+            subject: None,
         });
     }
 
@@ -238,6 +241,7 @@ impl<'t, 'c> Driver<'t, 'c> {
                 message: format!("`{name}` is declared twice"),
                 help: format!("rename one of the two declarations of `{name}`"),
                 labels: vec![(first, "first declared here".into())],
+                subject: declared_subject(&loc),
             });
             return false;
         }
@@ -571,4 +575,22 @@ impl<'t, 'c> Driver<'t, 'c> {
         self.rebased_errors(base, errors);
         body.nodes.push(node);
     }
+}
+
+/// What a declaration at `loc` declares, as a finding's subject.
+fn declared_subject(loc: &Loc) -> Option<crate::diagnostic::Subject> {
+    use crate::diagnostic::Subject;
+    Some(match loc {
+        Loc::Decl(name) => Subject::Workflow(name.clone()),
+        Loc::Param(decl, name) => Subject::Argument {
+            of: decl.clone(),
+            name: name.clone(),
+        },
+        Loc::Input(_, name) => Subject::Input(name.clone()),
+        Loc::Knob(_, name) => Subject::Knob(name.clone()),
+        Loc::Use(_, alias) => Subject::Instance(alias.clone()),
+        Loc::Parallel(_, name) => Subject::Parallel(name.clone()),
+        Loc::Node(_, name) => Subject::Node(name.clone()),
+        _ => return None,
+    })
 }

@@ -30,78 +30,9 @@ pub enum IrRef {
     Knob(String),
 }
 
-/// A finding before it is given a source position: `At` addresses what it is about
-/// (an [`IrRef`] for graph rules, a syntax location for rules on the tree).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding<At = IrRef> {
-    pub code: Code,
-    pub message: String,
-    pub at: At,
-    /// Text under the primary span.
-    pub label: String,
-    pub labels: Vec<(At, String)>,
-    pub help: String,
-    /// For a finding about a node: the attribute it is about (`role`, `task`), so a
-    /// source position can point at that attribute rather than the node's name.
-    pub attr: Option<String>,
-    /// What it is about, as data (see [`crate::diagnostic::Subject`]).
-    pub subject: Option<crate::diagnostic::Subject>,
-}
-
-impl<At> Finding<At> {
-    /// Re-addresses the finding (e.g. from IR entities to source locations).
-    pub fn map<B>(self, mut f: impl FnMut(At) -> B) -> Finding<B> {
-        Finding {
-            code: self.code,
-            message: self.message,
-            at: f(self.at),
-            label: self.label,
-            labels: self.labels.into_iter().map(|(a, t)| (f(a), t)).collect(),
-            help: self.help,
-            attr: self.attr,
-            subject: self.subject,
-        }
-    }
-
-    pub fn new(code: Code, at: At, message: impl Into<String>) -> Finding<At> {
-        Finding {
-            code,
-            message: message.into(),
-            at,
-            label: String::new(),
-            labels: Vec::new(),
-            help: String::new(),
-            attr: None,
-            subject: None,
-        }
-    }
-
-    /// What the finding is about, for fixes and tools.
-    pub fn about(mut self, subject: crate::diagnostic::Subject) -> Finding<At> {
-        self.subject = Some(subject);
-        self
-    }
-
-    pub fn attr(mut self, key: impl Into<String>) -> Finding<At> {
-        self.attr = Some(key.into());
-        self
-    }
-
-    pub fn label(mut self, text: impl Into<String>) -> Finding<At> {
-        self.label = text.into();
-        self
-    }
-
-    pub fn with(mut self, at: At, text: impl Into<String>) -> Finding<At> {
-        self.labels.push((at, text.into()));
-        self
-    }
-
-    pub fn help(mut self, text: impl Into<String>) -> Finding<At> {
-        self.help = text.into();
-        self
-    }
-}
+/// A finding of the graph rules, addressed to IR entities until it is placed (the type
+/// lives beside `Diagnostic`).
+pub type Finding<At = IrRef> = crate::diagnostic::Finding<At>;
 
 /// A node kind with its indefinite article, for messages: "an agent", "a fork".
 pub fn a_kind(kind: crate::ir::NodeKind) -> String {

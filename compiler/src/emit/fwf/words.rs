@@ -22,7 +22,7 @@ pub(super) fn quote(s: &str) -> String {
     out
 }
 
-pub(super) fn is_ident(s: &str) -> bool {
+pub(crate) fn is_ident(s: &str) -> bool {
     let mut chars = s.chars();
     chars
         .next()
