@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::db::{Db, SourceFile, file_ast, import_key, parse_file};
-use crate::diagnostic::{Code, Diagnostic, Places, Severity, SpanPlaces, to_diagnostic};
+use crate::diagnostic::{Code, Diagnostic, Fix, Places, Severity, SpanPlaces, Subject, to_diagnostic};
 use crate::lower::{self, FileLoc, Lowered, Subgraphs};
 use crate::syntax::{DeclKind, Loc};
 use crate::validate::{self, Finding};
@@ -173,6 +173,10 @@ pub fn lower_file(db: &dyn Db, file: SourceFile) -> FileLowering {
                     },
                     format!("nothing from `{}` is used", ast.imports[i].path),
                 )
+                .about(Subject::Import(ast.imports[i].path.clone()))
+                .fix(Fix::RemoveLine {
+                    keyword: "import".into(),
+                })
                 .label("unused import")
                 .help("remove the import, or `use` one of its subgraphs"),
             );

@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{FileLoc, Origins, Subgraphs};
-use crate::diagnostic::Code;
+use crate::diagnostic::{Code, Fix, Subject};
 use crate::ir::{
     Artifact, Attrs, END, Edge, FloatText, Knob, KnobType, Label, Literal, Node, NodeKind, START,
 };
@@ -169,6 +169,10 @@ impl<'a> Lowering<'a> {
                         scope.here(Loc::Knob(scope.key.clone(), k.name.clone())),
                         format!("knob `{}` is never used", k.name),
                     )
+                    .about(Subject::Knob(k.name.clone()))
+                    .fix(Fix::RemoveLine {
+                        keyword: "knob".into(),
+                    })
                     .label("unused")
                     .help(format!(
                         "use it (`(max {0})`, an argument, `{{{{knobs.{0}}}}}`) or delete it",

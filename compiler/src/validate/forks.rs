@@ -8,7 +8,7 @@ use petgraph::graph::NodeIndex;
 
 use super::graph::Graph;
 use super::{Finding, IrRef};
-use crate::diagnostic::{Code, Subject};
+use crate::diagnostic::{Code, Fix, Subject};
 use crate::ir::conventions::artifact_key;
 use crate::ir::{Ir, Label, NodeKind};
 
@@ -368,6 +368,9 @@ impl Matcher<'_> {
                 format!("fork `{id}` has no matching join"),
             )
             .about(Subject::Node(id.to_string()))
+            .fix(Fix::AddJoin {
+                fork: id.to_string(),
+            })
             .label("branches start here")
             .help(format!(
                 "declare a `join` and route every branch of `{id}` into it"

@@ -3,7 +3,8 @@
 use std::collections::BTreeMap;
 
 use super::{Context, Finding, IrRef, a_kind};
-use crate::diagnostic::{Code, Subject};
+use crate::diagnostic::fix::DEFAULT_BOUND;
+use crate::diagnostic::{Code, Fix, Subject};
 use crate::ir::conventions::{MAX_PARALLEL, MAX_RELOOP, parallel_count_ok};
 use crate::ir::{Evaluator, Ir, KnobType, Label, Literal, NodeKind};
 
@@ -22,6 +23,7 @@ pub(super) fn check(ir: &Ir, cx: &Context, out: &mut Vec<Finding>) {
             out.push(
                 Finding::new(Code::UnknownRole, at.clone(), format!("unknown role `{role}`"))
                     .about(Subject::Role(role.clone()))
+                    .fix(Fix::CreatePrompt { role: role.clone() })
                     .label("no prompt for this role")
                     .attr("role")
                     .help(format!(
@@ -83,6 +85,9 @@ fn edge(ir: &Ir, i: usize, e: &crate::ir::Edge, out: &mut Vec<Finding>) {
                 format!("reloop from `{}` to `{}` has no bound", e.from, e.to),
             )
             .label("unbounded reloop")
+            .fix(Fix::BoundReloop {
+                bound: DEFAULT_BOUND,
+            })
             .help(format!(
                 "give it a bound of at least 1: `{}.reloop(max 3) -> {}`",
                 e.from, e.to
