@@ -10,7 +10,7 @@ use petgraph::graph::NodeIndex;
 
 use super::graph::Graph;
 use super::{Finding, IrRef};
-use crate::diagnostic::Code;
+use crate::diagnostic::{Code, Subject};
 use crate::ir::conventions::artifact_key;
 use crate::ir::{Ir, Label};
 
@@ -146,6 +146,7 @@ pub(super) fn check(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
                         IrRef::Node(node.id.clone()),
                         format!("`{}` reads {what}, but no node before it writes it", node.id),
                     )
+                    .about(Subject::Artifact(r.path.clone()))
                     .label("read here")
                     .help(format!(
                         "have an upstream node declare `writes: \"{}\"`, or declare it as a workflow input: `input name = \"{}\"`",

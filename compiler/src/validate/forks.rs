@@ -89,6 +89,7 @@ impl Matcher<'_> {
                     self.node_ref(f),
                     "forks are nested too deeply to check",
                 )
+                .about(Subject::Node(self.g.id(f).to_string()))
                 .help(format!(
                     "nest at most {MAX_NESTING} forks inside each other"
                 )),
@@ -229,6 +230,7 @@ impl Matcher<'_> {
                             g.id(join)
                         ),
                     )
+                    .about(Subject::Node(fork_id.to_string()))
                     .label("this branch")
                     .with(self.node_ref(f), "the fork")
                     .with(self.node_ref(join), "the fork's join")
@@ -251,6 +253,7 @@ impl Matcher<'_> {
                             edge.from, edge.to
                         ),
                     )
+                    .about(Subject::Node(fork_id.to_string()))
                     .label("leaves the fork")
                     .with(self.node_ref(f), "the fork")
                     .help(format!(
@@ -293,6 +296,7 @@ impl Matcher<'_> {
                                 self.writer(b, w).unwrap_or(IrRef::Edge(*edge)),
                                 format!("branches `{a}` and `{b}` of fork `{}` both write `{w}`", self.g.id(f)),
                             )
+                            .about(Subject::Artifact(w.clone()))
                             .label("second writer")
                             .with(self.writer(a, w).unwrap_or(IrRef::Edge(branches[j].0)), "first writer")
                             .help("give each branch its own output file and combine them after the join"),
@@ -330,6 +334,7 @@ impl Matcher<'_> {
             IrRef::Edge(via),
             format!("a branch of {fork} `{}` {what} {tail}", self.g.id(f)),
         )
+        .about(Subject::Node(self.g.id(f).to_string()))
         .label(format!("leaves the {fork} from `{}`", self.g.id(from)))
         .with(self.node_ref(f), format!("the {fork} it leaves"))
         .help(format!(
@@ -357,6 +362,7 @@ impl Matcher<'_> {
                 self.node_ref(f),
                 format!("parallel block `{id}` is not followed by a `select`"),
             )
+            .about(Subject::Parallel(id.to_string()))
             .label("no select after this")
             .help(format!(
                 "add `select best by best_score` and the flow step `{id} -> best`"
@@ -399,6 +405,7 @@ impl Matcher<'_> {
             let select = g.kind(j) == Some(NodeKind::Select);
             let opener = if select { "parallel block" } else { "fork" };
             let mut f = Finding::new(Code::JoinMismatch, self.node_ref(j), format!("`{id}` closes no {opener}: its inputs do not come from the branches of one {opener}"))
+                .about(Subject::Node(id.clone()))
                 .label("unmatched")
                 .help(format!("route the branches of one {opener} into `{id}`, or remove it"));
             for (_, e) in g.incoming(j).take(4) {
@@ -418,6 +425,7 @@ impl Matcher<'_> {
                         g.id(other)
                     ),
                 )
+                .about(Subject::Node(id.clone()))
                 .label("joins two forks")
                 .with(self.node_ref(other), "second fork")
                 .help("give each fork its own join"),
@@ -441,6 +449,7 @@ impl Matcher<'_> {
                         g.id(fork)
                     ),
                 )
+                .about(Subject::Node(id.clone()))
                 .label("input from outside the fork")
                 .with(self.node_ref(fork), "the fork this join closes")
                 .help(format!(

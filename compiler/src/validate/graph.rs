@@ -8,7 +8,7 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
 
 use super::{Finding, IrRef};
-use crate::diagnostic::Code;
+use crate::diagnostic::{Code, Subject};
 use crate::ir::{END, Ir, Label, NodeKind};
 
 /// The IR's nodes and edges in a petgraph graph. Node weights are node ids, edge weights
@@ -44,6 +44,7 @@ impl Graph {
                         IrRef::Edge(i),
                         format!("edge names `{id}`, which is not a node of this workflow"),
                     )
+                    .about(Subject::Node(id.to_string()))
                     .label("unknown node")
                     .help(format!(
                         "declare a node `{id}`, or fix the name in this edge"
@@ -130,6 +131,7 @@ pub(super) fn check(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
                 IrRef::Workflow,
                 format!("workflow `{}` has no start", ir.workflow.name),
             )
+            .about(Subject::Workflow(ir.workflow.name.clone()))
             .label("no `start ->` edge")
             .help("begin the flow with `start -> <first node>`"),
         );
@@ -142,6 +144,7 @@ pub(super) fn check(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
                 IrRef::Workflow,
                 format!("workflow `{}` has no `start ->` edge", ir.workflow.name),
             )
+            .about(Subject::Workflow(ir.workflow.name.clone()))
             .label("nothing follows `start`")
             .help("begin the flow with `start -> <first node>`"),
         );
@@ -165,6 +168,7 @@ pub(super) fn check(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
                     at,
                     format!("node `{}` cannot be reached from `start`", g.id(n)),
                 )
+                .about(Subject::Node(g.id(n).to_string()))
                 .label("unreachable")
                 .help(format!(
                     "add an edge into `{}` from a reachable node, or delete it",
@@ -178,6 +182,7 @@ pub(super) fn check(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
                     at,
                     format!("no path leads from `{}` to `end`", g.id(n)),
                 )
+                .about(Subject::Node(g.id(n).to_string()))
                 .label("dead end")
                 .help(format!(
                     "add an edge from `{}` towards `end` (e.g. `{} -> end`)",
@@ -244,6 +249,7 @@ fn fan_out(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
                     targets.join(", ")
                 ),
             )
+            .about(Subject::Node(g.id(n).to_string()))
             .label("fans out here")
             .help(format!(
                 "insert a fork after `{0}` (`fork split`, then `{0} -> split -> {1}`) and a `join` where the branches meet, or keep one successor",
@@ -281,6 +287,7 @@ fn cycles(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
             IrRef::Node(first.clone()),
             format!("these nodes form a cycle with no bounded reloop: {}", ids.join(" → ")),
         )
+        .about(Subject::Node(first.clone()))
         .label("cycle starts here")
         .help("close the loop with a gate's bounded reloop edge, e.g. `check.reloop(max 3) -> <node>`");
         for e in filtered.edge_references() {
@@ -311,6 +318,10 @@ fn reloop_targets(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
                     IrRef::EdgeTarget(i),
                     format!("reloop from `{}` goes to `{}`, which does not lead back to `{}`", e.from, e.to, e.from),
                 )
+                .about(Subject::Edge {
+                    from: e.from.clone(),
+                    to: e.to.clone(),
+                })
                 .label("not upstream of the gate")
                 .with(IrRef::Edge(i), "the reloop")
                 .with(IrRef::Node(e.from.clone()), "the gate")

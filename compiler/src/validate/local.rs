@@ -45,6 +45,7 @@ pub(super) fn check(ir: &Ir, cx: &Context, out: &mut Vec<Finding>) {
                     at.clone(),
                     format!("gate `{}` waits for a person, but this mode is headless", n.id),
                 )
+                .about(Subject::Node(n.id.clone()))
                 .label("a user gate")
                 .help("evaluate the gate with `agent(ceo)` or `fn(\"...\")`, or drop `headless` from the workflow"),
             );
@@ -70,6 +71,10 @@ fn edge(ir: &Ir, i: usize, e: &crate::ir::Edge, out: &mut Vec<Finding>) {
                     a_kind(src.kind)
                 ),
             )
+            .about(Subject::Edge {
+                from: e.from.clone(),
+                to: e.to.clone(),
+            })
             .label(format!("`{label}` edge from {}", a_kind(src.kind)))
             .help(format!(
                 "remove `.{label}`, or make `{}` a gate; only `fail` may leave any node",
@@ -84,6 +89,10 @@ fn edge(ir: &Ir, i: usize, e: &crate::ir::Edge, out: &mut Vec<Finding>) {
                 at.clone(),
                 format!("reloop from `{}` to `{}` has no bound", e.from, e.to),
             )
+            .about(Subject::Edge {
+                from: e.from.clone(),
+                to: e.to.clone(),
+            })
             .label("unbounded reloop")
             .fix(Fix::BoundReloop {
                 bound: DEFAULT_BOUND,
@@ -111,6 +120,10 @@ fn edge(ir: &Ir, i: usize, e: &crate::ir::Edge, out: &mut Vec<Finding>) {
                     e.from, e.to
                 ),
             )
+            .about(Subject::Edge {
+                from: e.from.clone(),
+                to: e.to.clone(),
+            })
             .label("no real bound")
             .help(format!(
                 "give it a bound from 1 to {MAX_RELOOP}: `{}.reloop(max 3) -> {}`",
@@ -131,6 +144,7 @@ fn parallel_count(ir: &Ir, n: &crate::ir::Node, out: &mut Vec<Finding>) {
             let (message, help) = count_problem(&n.id, i64::from(count));
             out.push(
                 Finding::new(Code::ParallelCount, at, message)
+                    .about(Subject::Parallel(n.id.clone()))
                     .label("out of range")
                     .attr("count")
                     .help(help),
@@ -164,6 +178,7 @@ fn parallel_count(ir: &Ir, n: &crate::ir::Node, out: &mut Vec<Finding>) {
                 n.id
             ),
         )
+        .about(Subject::Parallel(n.id.clone()))
         .label("count from the knob")
         .attr("count")
         .with(IrRef::Knob(knob_name.clone()), label)
@@ -221,6 +236,7 @@ fn outcomes(ir: &Ir, out: &mut Vec<Finding>) {
                         missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
                     ),
                 )
+                .about(Subject::Node(n.id.clone()))
                 .label("missing outcome")
                 .help(format!(
                     "add `{}.{example}{bound} -> <node>` to the flow, or narrow the gate with `outcomes: {}`",
@@ -248,6 +264,7 @@ fn knobs(ir: &Ir, out: &mut Vec<Finding>) {
                     IrRef::Knob(k.name.clone()),
                     format!("knob `{}`: default {} {problem}", k.name, k.default),
                 )
+                .about(Subject::Knob(k.name.clone()))
                 .label("out of bounds")
                 .help("change the default to a value inside the bounds, or widen the bounds"),
             );

@@ -2,7 +2,7 @@
 //! runtime provides or a knob of the workflow.
 
 use super::{Finding, IrRef};
-use crate::diagnostic::Code;
+use crate::diagnostic::{Code, Subject};
 use crate::ir::Ir;
 
 pub use crate::ir::conventions::{RUNTIME_VARS, template_vars};
@@ -32,6 +32,7 @@ pub(super) fn check(ir: &Ir, out: &mut Vec<Finding>) {
                             n.id
                         ),
                     )
+                    .about(Subject::Variable(var.to_string()))
                     .label("unknown template variable")
                     .attr(key)
                     .help(format!(
