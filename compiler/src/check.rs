@@ -34,6 +34,7 @@ pub fn import_closure(db: &dyn Db, file: SourceFile) -> ImportClosure {
             };
             findings.push(
                 Finding::new(Code::UnknownImport, at, format!("cannot find `{}` (looked for {})", imp.path, target.key(db)))
+                    .about(Subject::Import(imp.path.clone()))
                     .label("not found")
                     .help("`std/<name>` imports the standard library; other paths are relative to this file (`./common`, `../lib/x.fwf`)"),
             );
@@ -52,6 +53,7 @@ pub fn import_closure(db: &dyn Db, file: SourceFile) -> ImportClosure {
                         chain.join(" → ")
                     ),
                 )
+                .about(Subject::Import(imp.path.clone()))
                 .label("cycle")
                 .help("move what both files need into a third file and import that from both"),
             );

@@ -119,8 +119,7 @@ pub enum Subject {
     Variable(String),
     /// An attribute of a node.
     Attribute { node: String, attr: String },
-    /// An argument of a subgraph instance or a parallel block (`of` is its alias or
-    /// block name).
+    /// An argument, by the subgraph or parallel block it is passed to and its name.
     Argument { of: String, name: String },
     /// An edge, by the nodes it joins (`start`/`end` included).
     Edge { from: String, to: String },

@@ -222,6 +222,7 @@ impl<'a> Lowering<'a> {
                     scope.here(Loc::Decl(decl.name.clone())),
                     format!("subgraph `{}` has no `start ->` edge", decl.name),
                 )
+                .about(Subject::Subgraph(decl.name.clone()))
                 .label("no entry")
                 .help("begin its flow with `start -> <first node>`"),
             );
@@ -257,6 +258,7 @@ impl<'a> Lowering<'a> {
                         Literal::Str(s) => choices.push(s.clone()),
                         other => self.report(
                             Finding::new(Code::BadAttribute, scope.here(loc.clone()), format!("choice {other} of knob `{}` is not a string", k.name))
+                                .about(Subject::Knob(k.name.clone()))
                                 .help("choices are strings: `in [\"a\", \"b\"]`; numbers take a range `in 1..=5`"),
                         ),
                     }
@@ -264,6 +266,7 @@ impl<'a> Lowering<'a> {
             }
             Some(Bounds::Range(..)) => self.report(
                 Finding::new(Code::BadAttribute, scope.here(loc.clone()), format!("a range bound needs a number knob, but `{}` is {}", k.name, k.ty.as_str()))
+                    .about(Subject::Knob(k.name.clone()))
                     .help("give int and float knobs a range (`in 1..=5`), string knobs a list (`in [\"a\", \"b\"]`)"),
             ),
             None => {}
@@ -279,6 +282,7 @@ impl<'a> Lowering<'a> {
                     scope.here(loc.clone()),
                     format!("knob `{}` cannot have type node", k.name),
                 )
+                .about(Subject::Knob(k.name.clone()))
                 .help("knobs are int, float, string or bool; node parameters belong to subgraphs"),
             );
         }
@@ -306,6 +310,7 @@ impl<'a> Lowering<'a> {
                             k.name
                         ),
                     )
+                    .about(Subject::Knob(k.name.clone()))
                     .help(
                         "declare knobs in the workflow, and pass them to subgraphs as parameters",
                     ),
@@ -335,6 +340,7 @@ impl<'a> Lowering<'a> {
             if let Some((message, label, help)) = clash {
                 me.report(
                     Finding::new(Code::DuplicateName, scope.here(loc), message)
+                        .about(Subject::Node(name.to_string()))
                         .label(label)
                         .help(help),
                 );
@@ -400,6 +406,7 @@ impl<'a> Lowering<'a> {
                                     scope.here(Loc::Attr(scope.key.clone(), n.name.clone(), a.key.clone())),
                                     format!("artifact `{name}` takes a name from the artifacts of instance `{alias}`"),
                                 )
+                                .about(Subject::Artifact(name.clone()))
                                 .label("clashing artifact name")
                                 .help(format!("rename it, e.g. `{}`", name.replace('.', "_"))),
                             );
@@ -424,6 +431,7 @@ impl<'a> Lowering<'a> {
                         scope.here(Loc::Node(scope.key.clone(), n.name.clone())),
                         format!("node `{}` is declared but not used in any flow", n.name),
                     )
+                    .about(Subject::Node(n.name.clone()))
                     .label("not in any flow")
                     .help(format!(
                         "add `{}` to a `flow {{ ... }}` statement, or delete it",
@@ -461,6 +469,7 @@ impl<'a> Lowering<'a> {
                                     term.name
                                 ),
                             )
+                            .about(Subject::Node(term.name.clone()))
                             .label("label on a target")
                             .help(format!(
                                 "a label goes on the source of an edge: `{}.{label} -> <node>`",
@@ -501,6 +510,7 @@ impl<'a> Lowering<'a> {
         let hint = closest(name, &known).map_or(String::new(), |c| format!("did you mean `{c}`? "));
         self.report(
             Finding::new(Code::UnknownNode, scope.at(loc), format!("no node, instance or parallel block is named `{name}`"))
+                .about(Subject::Node(name.to_string()))
                 .label("unknown name")
                 .help(format!("{hint}declare it in this block (e.g. `agent {name} {{ role: ... }}`), or fix the name")),
         );
@@ -531,6 +541,7 @@ impl<'a> Lowering<'a> {
                     scope.at(src_loc),
                     "`end` cannot have successors",
                 )
+                .about(Subject::Node(END.to_string()))
                 .help("`end` finishes the flow; put it last in a statement"),
             );
             return;
@@ -541,6 +552,7 @@ impl<'a> Lowering<'a> {
             if src.label.is_some() && !ends.single {
                 self.report(
                     Finding::new(Code::LabelOnNonGate, scope.at(src_loc), format!("`{}` is a subgraph instance or parallel block, which has no verdicts of its own", src.name))
+                        .about(Subject::Instance(src.name.clone()))
                         .label("label on an instance")
                         .help("route the instance's outcomes inside the subgraph (pass the target as a node parameter)"),
                 );
@@ -567,6 +579,7 @@ impl<'a> Lowering<'a> {
                     scope.at(dst_loc),
                     "`start` cannot be the target of an edge",
                 )
+                .about(Subject::Node(START.to_string()))
                 .help("`start` begins the flow; use a reloop to go back to an earlier node"),
             );
             return;
@@ -623,6 +636,7 @@ impl<'a> Lowering<'a> {
                     scope.at(loc),
                     "`(max N)` bounds only reloop edges",
                 )
+                .about(Subject::Node(term.name.clone()))
                 .help(format!(
                     "write `{}.reloop(max N) -> ...`, or drop the bound",
                     term.name
@@ -643,6 +657,7 @@ impl<'a> Lowering<'a> {
                             scope.at(loc),
                             format!("`{name}` is not an int knob or parameter"),
                         )
+                        .about(Subject::Knob(name.clone()))
                         .help("a bound is a whole number or the name of an int knob or parameter"),
                     );
                     (None, None)

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::body::{Binding, Endpoints, Lowering, Scope, closest};
-use crate::diagnostic::Code;
+use crate::diagnostic::{Code, Subject};
 use crate::ir::{Attrs, Edge, KnobType, Literal, Node, NodeKind};
 use crate::syntax::{Arg, ArgValue, Bounds, Loc, Param, ParamType};
 use crate::validate::Finding;
@@ -29,6 +29,7 @@ impl Lowering<'_> {
                     scope.at(Loc::UseSubgraph(scope.key.clone(), u.alias.clone())),
                     format!("no subgraph named `{}`", u.subgraph),
                 )
+                .about(Subject::Subgraph(u.subgraph.clone()))
                 .label("unknown subgraph")
                 .help(format!(
                     "{hint}import the file that declares it (e.g. `import std/{}`)",
@@ -41,6 +42,7 @@ impl Lowering<'_> {
         if self.stack.len() >= MAX_INSTANCE_DEPTH {
             self.report(
                 Finding::new(Code::ImportCycle, scope.at(use_loc), format!("subgraph instances are nested more than {MAX_INSTANCE_DEPTH} deep"))
+                    .about(Subject::Instance(u.alias.clone()))
                     .help("flatten the subgraphs: an instance inside an instance inside ... this deep is almost certainly a mistake"),
             );
             return None;
@@ -52,6 +54,7 @@ impl Lowering<'_> {
                     scope.at(use_loc),
                     format!("subgraph `{}` ends up using itself", u.subgraph),
                 )
+                .about(Subject::Subgraph(u.subgraph.clone()))
                 .help("a subgraph cannot contain an instance of itself; break the cycle"),
             );
             return None;
@@ -111,6 +114,10 @@ impl Lowering<'_> {
                         scope.at(loc(a.name.clone())),
                         format!("`{subgraph}` has no parameter `{}`", a.name),
                     )
+                    .about(Subject::Argument {
+                        of: subgraph.to_string(),
+                        name: a.name.clone(),
+                    })
                     .label("unknown argument")
                     .help(format!(
                         "its parameters are: {}",
@@ -151,6 +158,10 @@ impl Lowering<'_> {
                                     p.ty.as_str()
                                 ),
                             )
+                            .about(Subject::Argument {
+                                of: subgraph.to_string(),
+                                name: p.name.clone(),
+                            })
                             .label("missing argument")
                             .help(format!("pass it: `{}: ...`", p.name)),
                         );
@@ -182,6 +193,10 @@ impl Lowering<'_> {
                                 at,
                                 format!("`{n}` is not a knob or parameter"),
                             )
+                            .about(Subject::Argument {
+                                of: subgraph.to_string(),
+                                name: p.name.clone(),
+                            })
                             .label("unknown value")
                             .help(format!(
                                 "pass a literal or the name of a knob for `{}`",
@@ -201,6 +216,10 @@ impl Lowering<'_> {
                             at,
                             format!("`{}` takes a node, not {lit}", p.name),
                         )
+                        .about(Subject::Argument {
+                            of: subgraph.to_string(),
+                            name: p.name.clone(),
+                        })
                         .help("pass the name of a node, instance or parallel block"),
                     );
                     ok = false;
@@ -236,6 +255,10 @@ impl Lowering<'_> {
                     };
                     self.report(
                         Finding::new(code, at, format!("argument `{}` = {lit} {problem}", p.name))
+                            .about(Subject::Argument {
+                                of: subgraph.to_string(),
+                                name: p.name.clone(),
+                            })
                             .label("bad value")
                             .help(format!(
                                 "pass a {} value{}",
@@ -269,6 +292,7 @@ impl Lowering<'_> {
                         attrs.isolation.clone().unwrap_or_default()
                     ),
                 )
+                .about(Subject::Parallel(p.name.clone()))
                 .help("write `in worktrees` (each branch runs in its own git worktree)"),
             );
         }
@@ -285,6 +309,10 @@ impl Lowering<'_> {
                         loc,
                         format!("a parallel block has no argument `{}`", a.name),
                     )
+                    .about(Subject::Argument {
+                        of: p.name.clone(),
+                        name: a.name.clone(),
+                    })
                     .help("its one argument is `count: N` (how many branches run)"),
                 );
                 continue;
@@ -303,7 +331,11 @@ impl Lowering<'_> {
                     }
                     Err(_) => {
                         let (message, help) = crate::validate::count_problem(&p.name, n);
-                        self.report(Finding::new(Code::ParallelCount, loc, message).help(help));
+                        self.report(
+                            Finding::new(Code::ParallelCount, loc, message)
+                                .about(Subject::Parallel(p.name.clone()))
+                                .help(help),
+                        );
                     }
                 },
                 _ => self.report(
@@ -312,6 +344,7 @@ impl Lowering<'_> {
                         loc,
                         "`count` must be a whole number or an int knob",
                     )
+                    .about(Subject::Parallel(p.name.clone()))
                     .help("e.g. `parallel hypotheses(count: 3) in worktrees { ... }`"),
                 ),
             }
@@ -346,6 +379,7 @@ impl Lowering<'_> {
                     scope.at(Loc::Parallel(scope.key.clone(), p.name.clone())),
                     format!("parallel block `{}` has no `start ->` edge", p.name),
                 )
+                .about(Subject::Parallel(p.name.clone()))
                 .help("begin its flow with `start -> <first node>` and end it with `-> end`"),
             );
         }

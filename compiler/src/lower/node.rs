@@ -3,7 +3,7 @@
 
 use super::attrs::{self, allowed};
 use super::body::{Binding, Lowering, Scope};
-use crate::diagnostic::Code;
+use crate::diagnostic::{Code, Subject};
 use crate::ir::{Artifact, Attrs, Evaluator, Literal, Node, NodeKind};
 use crate::syntax::{GateBy, Loc, NodeDecl, Value};
 use crate::validate::{Finding, a_kind};
@@ -45,6 +45,7 @@ impl Lowering<'_> {
                         a.strategy.clone().unwrap_or_default()
                     ),
                 )
+                .about(Subject::Node(n.name.clone()))
                 .help("write `select NAME by best_score`"),
             );
         }
@@ -63,6 +64,10 @@ impl Lowering<'_> {
                         scope.at(loc),
                         format!("`{}` is not an attribute of {}", attr.key, a_kind(n.kind)),
                     )
+                    .about(Subject::Attribute {
+                        node: n.name.clone(),
+                        attr: attr.key.clone(),
+                    })
                     .label("unknown attribute")
                     .help(help),
                 );
@@ -72,6 +77,10 @@ impl Lowering<'_> {
             {
                 self.report(
                     Finding::new(Code::BadAttribute, scope.at(loc), message)
+                        .about(Subject::Attribute {
+                            node: n.name.clone(),
+                            attr: attr.key.clone(),
+                        })
                         .label("bad value")
                         .help(help),
                 );
@@ -87,6 +96,7 @@ impl Lowering<'_> {
                     scope.at(Loc::Node(scope.key.clone(), n.name.clone())),
                     format!("fn `{}` has no command", n.name),
                 )
+                .about(Subject::Node(n.name.clone()))
                 .label("nothing to run")
                 .help(format!(
                     "write `fn {} \"command\"` or give it `run: \"command\"`",
@@ -257,6 +267,7 @@ impl Lowering<'_> {
                                 let known: Vec<&str> = scope.artifacts.keys().map(String::as_str).collect();
                                 self.report(
                                     Finding::new(Code::UnknownArtifact, scope.at(Loc::Attr(scope.key.clone(), node.to_string(), key.to_string())), format!("no artifact is named `{n}`"))
+                                        .about(Subject::Artifact(n.clone()))
                                         .label("unknown artifact")
                                         .help(format!(
                                             "name it where it is written (`writes: {n} = \"path\"`), declare `input {n} = \"path\"`, or read it by path; known names: {}",
