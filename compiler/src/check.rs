@@ -4,7 +4,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::db::{Db, SourceFile, file_ast, import_key, parse_file};
-use crate::diagnostic::{Code, Diagnostic, Fix, Places, Severity, SpanPlaces, Subject, to_diagnostic};
+use crate::diagnostic::{
+    Code, Diagnostic, Fix, Places, Severity, SpanPlaces, Subject, to_diagnostic,
+};
 use crate::lower::{self, FileLoc, Lowered, Subgraphs};
 use crate::syntax::{DeclKind, Loc};
 use crate::validate::{self, Finding};

@@ -11,7 +11,7 @@ mod finding;
 pub mod fix;
 
 pub use finding::{Finding, Places, SpanPlaces, to_diagnostic};
-pub use fix::{Fix, FixEdits};
+pub use fix::{FileCreate, Fix, FixEdits, TextEdit};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]

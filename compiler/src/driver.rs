@@ -41,8 +41,35 @@ impl Located {
                 let (line, column) = index.line_col(lab.span.start);
                 serde_json::json!({"line": line, "column": column, "message": lab.message})
             }).collect::<Vec<_>>(),
+            "fix": d.fix.as_ref().map(|fix| fix_json(fix, &index)),
         })
     }
+}
+
+/// A fix's concrete edits: byte offsets (`start`, `end`) and the same places as 1-based
+/// line and column, in the diagnostic's own file.
+fn fix_json(
+    fix: &crate::diagnostic::FixEdits,
+    index: &crate::diagnostic::LineIndex<'_>,
+) -> serde_json::Value {
+    serde_json::json!({
+        "title": fix.title,
+        "edits": fix.edits.iter().map(|e| {
+            let (line, column) = index.line_col(e.range.start);
+            let (end_line, end_column) = index.line_col(e.range.end);
+            serde_json::json!({
+                "file": e.file,
+                "start": e.range.start,
+                "end": e.range.end,
+                "line": line,
+                "column": column,
+                "end_line": end_line,
+                "end_column": end_column,
+                "replacement": e.replacement,
+            })
+        }).collect::<Vec<_>>(),
+        "creates": fix.creates,
+    })
 }
 
 /// A database rooted at `anchor` (a checked file or directory): the standard library and

@@ -46,7 +46,11 @@ fn every_finding_of_the_fixtures_has_a_subject() {
             }
         }
     }
-    assert!(missing.is_empty(), "findings without a subject:\n{}", missing.join("\n"));
+    assert!(
+        missing.is_empty(),
+        "findings without a subject:\n{}",
+        missing.join("\n")
+    );
 }
 
 /// Applies the text edits of `fix` to `text` (last first, as `check --fix` does).
@@ -86,7 +90,10 @@ fn each_fix_applied_removes_its_finding() {
             let Some(fix) = d.fix.as_ref() else { continue };
             let mut db = fixture_db();
             for e in &fix.edits {
-                assert_eq!(e.file, d.file, "{key}: an edit outside the diagnostic's file");
+                assert_eq!(
+                    e.file, d.file,
+                    "{key}: an edit outside the diagnostic's file"
+                );
             }
             let text = db.file(&d.file).text(&db).clone();
             db.set_text(&d.file, apply(&text, fix));
@@ -120,7 +127,11 @@ fn each_fix_applied_removes_its_finding() {
                 .filter(|a| a.is_error())
                 .map(|a| a.code.as_str())
                 .collect();
-            assert!(errors.is_empty(), "{key}: `{}` leaves errors {errors:?}", fix.title);
+            assert!(
+                errors.is_empty(),
+                "{key}: `{}` leaves errors {errors:?}",
+                fix.title
+            );
         }
     }
 }

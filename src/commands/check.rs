@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use factory_compiler::driver::{self, Checked};
 
+use super::check_fix;
 use super::check_outcome as outcome;
 
 use super::USAGE;
@@ -16,7 +17,7 @@ use super::USAGE;
 points at and how to fix it. Directories are searched recursively for *.fwf and *.fwir.\n\n\
 Exit status: 0 no errors, 1 errors found (or warnings with --deny-warnings, or no workflow \
 file in the paths), 2 a file could not be read or the arguments are wrong.",
-    after_help = "Examples:\n  factory check                      # the current directory\n  factory check workflows/ stdlib/\n  factory check improve.fwf --deny-warnings\n  factory check evolved.fwir --format json"
+    after_help = "Examples:\n  factory check                      # the current directory\n  factory check workflows/ stdlib/\n  factory check improve.fwf --deny-warnings\n  factory check evolved.fwir --format json\n  factory check --fix improve.fwf      # apply the fixes, then report the rest"
 )]
 pub struct Args {
     /// Files or directories to check (default: the current directory).
@@ -25,6 +26,10 @@ pub struct Args {
     /// Treat warnings as errors (exit 1 when there are any).
     #[arg(long)]
     deny_warnings: bool,
+    /// Apply every machine-applicable fix (bound a reloop, add a join, create a
+    /// prompt, remove an unused import or knob), check again, and report what remains.
+    #[arg(long)]
+    fix: bool,
     /// Output format: human-readable reports, or one JSON array of diagnostics.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
@@ -37,8 +42,18 @@ enum Format {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    let checked = match driver::check_paths(&args.paths) {
-        Ok(checked) => checked,
+    let result = if args.fix {
+        check_fix::fix_paths(&args.paths)
+    } else {
+        driver::check_paths(&args.paths).map(|c| (c, Vec::new()))
+    };
+    let checked = match result {
+        Ok((checked, changes)) => {
+            for change in changes {
+                eprintln!("fixed {change}");
+            }
+            checked
+        }
         Err(err) => {
             let err = miette::miette!(help = "check that the path exists and is readable", "{err}");
             return super::report(err, USAGE);

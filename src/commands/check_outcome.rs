@@ -66,7 +66,9 @@ pub fn unreadable_json(u: &Unreadable) -> serde_json::Value {
         "end_column": 1,
         "message": u.problem,
         "help": "save the file as UTF-8 text (and make it readable)",
+        "subject": null,
         "labels": [],
+        "fix": null,
     })
 }
 

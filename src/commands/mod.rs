@@ -4,6 +4,7 @@
 //! failure (diagnostics with errors, a failed check), 2 usage or I/O problems.
 
 pub mod check;
+mod check_fix;
 mod check_outcome;
 pub mod compile;
 pub mod fmt;

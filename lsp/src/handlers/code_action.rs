@@ -72,14 +72,16 @@ fn code_action(doc: &DocView<'_>, fix: &FixEdits, uri: &Uri) -> Option<CodeActio
         let mut ops = Vec::new();
         for c in &fix.creates {
             let created = path_to_uri(Path::new(&c.path))?;
-            ops.push(DocumentChangeOperation::Op(ResourceOp::Create(CreateFile {
-                uri: created.clone(),
-                options: Some(CreateFileOptions {
-                    overwrite: Some(false),
-                    ignore_if_exists: Some(true),
-                }),
-                annotation_id: None,
-            })));
+            ops.push(DocumentChangeOperation::Op(ResourceOp::Create(
+                CreateFile {
+                    uri: created.clone(),
+                    options: Some(CreateFileOptions {
+                        overwrite: Some(false),
+                        ignore_if_exists: Some(true),
+                    }),
+                    annotation_id: None,
+                },
+            )));
             ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
                 text_document: OptionalVersionedTextDocumentIdentifier {
                     uri: created,
