@@ -2,13 +2,13 @@
 //! `tests/diagnostics/`: every finding says what it is about (its subject), and every
 //! machine-applicable fix, applied, removes the finding it fixes.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use factory_compiler::check::file_diagnostics;
 use factory_compiler::db::{Database, Db, Loader};
-use factory_compiler::diagnostic::{Code, Diagnostic, FixEdits};
+use factory_compiler::diagnostic::{Code, Diagnostic, FixEdits, Subject};
 use factory_compiler::host::BUILTIN_ROLES;
 
 fn fixtures() -> PathBuf {
@@ -29,6 +29,33 @@ fn builtin_roles() -> BTreeSet<String> {
 
 fn check(db: &Database, key: &str) -> Vec<Diagnostic> {
     file_diagnostics(db, db.file(key)).clone()
+}
+
+/// Serves sources from memory.
+struct MemLoader(BTreeMap<String, String>);
+
+impl Loader for MemLoader {
+    fn load(&self, key: &str) -> Option<String> {
+        self.0.get(key).cloned()
+    }
+}
+
+/// The diagnostics of `text` saved as `w.fwf`, and the text with every fix applied.
+fn fix_text(text: &str) -> (Vec<Diagnostic>, String) {
+    let files = BTreeMap::from([("w.fwf".to_string(), text.to_string())]);
+    let db = Database::new(Arc::new(MemLoader(files)), Some(builtin_roles()));
+    let diags = check(&db, "w.fwf");
+    let mut edits: Vec<_> = diags
+        .iter()
+        .filter_map(|d| d.fix.as_ref())
+        .flat_map(|f| f.edits.iter().cloned())
+        .collect();
+    edits.sort_by_key(|e| std::cmp::Reverse(e.range.start));
+    let mut out = text.to_string();
+    for e in edits {
+        out.replace_range(e.range, &e.replacement);
+    }
+    (diags, out)
 }
 
 fn fixture_db() -> Database {
@@ -134,4 +161,62 @@ fn each_fix_applied_removes_its_finding() {
             );
         }
     }
+}
+
+const GATE: &str = "    agent builder { role: builder }\n    gate review by agent(ceo) \"Good?\"\n";
+const FLOW: &str = "    flow {\n        start -> builder -> review\n        review.proceed -> end\n        review.reloop(max 2) -> builder\n        review.halt -> end\n    }\n";
+
+#[test]
+fn a_bound_on_an_edge_that_is_not_a_reloop_is_dropped() {
+    let text = format!(
+        "workflow w {{\n{GATE}{}}}\n",
+        FLOW.replace("review.proceed ->", "review.proceed(max 2) ->")
+    );
+    let (diags, fixed) = fix_text(&text);
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    assert_eq!(diags[0].code, Code::BadAttribute);
+    assert_eq!(fixed, format!("workflow w {{\n{GATE}{FLOW}}}\n"));
+    assert!(fix_text(&fixed).0.is_empty());
+}
+
+#[test]
+fn an_unused_knob_goes_with_its_doc_comment() {
+    let text = format!(
+        "workflow w {{\n    /// How hard to try.\n    /// (two lines)\n    knob spare: int = 3 in 1..=5\n{GATE}{FLOW}}}\n"
+    );
+    let (diags, fixed) = fix_text(&text);
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    assert_eq!(fixed, format!("workflow w {{\n{GATE}{FLOW}}}\n"));
+}
+
+#[test]
+fn a_declaration_continued_on_the_next_line_gets_no_line_deletion() {
+    let text =
+        format!("workflow w {{\n    knob spare: int = 3\n        in 1..=5\n{GATE}{FLOW}}}\n");
+    let (diags, fixed) = fix_text(&text);
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    assert_eq!(diags[0].code, Code::UnusedKnob);
+    assert!(diags[0].fix.is_none(), "{:#?}", diags[0].fix);
+    assert_eq!(fixed, text);
+}
+
+#[test]
+fn a_fork_inside_an_instance_gets_no_join_from_the_workflow() {
+    // The fork is the subgraph's; the workflow's file has no line to add the join to.
+    let lib = "subgraph split() {\n    fork f\n    fn a \"true\"\n    fn b \"true\"\n    flow {\n        start -> f\n        f -> a, b -> end\n    }\n}\n";
+    let files = BTreeMap::from([
+        ("lib.fwf".to_string(), lib.to_string()),
+        (
+            "w.fwf".to_string(),
+            "import ./lib\nworkflow w {\n    use split() as s\n    flow {\n        start -> s -> end\n    }\n}\n".to_string(),
+        ),
+    ]);
+    let db = Database::new(Arc::new(MemLoader(files)), Some(builtin_roles()));
+    let diags = check(&db, "w.fwf");
+    let fork = diags
+        .iter()
+        .find(|d| d.code == Code::ForkWithoutJoin)
+        .unwrap_or_else(|| panic!("FWF014 expected: {diags:#?}"));
+    assert_eq!(fork.subject, Some(Subject::Node("s.f".into())), "{fork:#?}");
+    assert!(fork.fix.is_none(), "{fork:#?}");
 }

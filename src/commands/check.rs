@@ -27,7 +27,8 @@ pub struct Args {
     #[arg(long)]
     deny_warnings: bool,
     /// Apply every machine-applicable fix (bound a reloop, add a join, create a
-    /// prompt, remove an unused import or knob), check again, and report what remains.
+    /// prompt, remove an unused import or knob or a stray bound), check again, and
+    /// report what remains.
     #[arg(long)]
     fix: bool,
     /// Output format: human-readable reports, or one JSON array of diagnostics.

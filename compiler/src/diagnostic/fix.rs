@@ -24,9 +24,12 @@ pub enum Fix {
     AddJoin { fork: String },
     /// Create the prompt file of a role, `prompts/<role>.md`.
     CreatePrompt { role: String },
-    /// Delete the line declaring the finding's place: a one-line declaration starting
-    /// with `keyword` (`import`, `knob`).
+    /// Delete the line declaring the finding's place (and its `///` docs): a one-line
+    /// declaration starting with `keyword` (`import`, `knob`).
     RemoveLine { keyword: String },
+    /// Delete the `(max N)` at the finding's place (a bound on an edge that is not a
+    /// reloop, which bounds nothing).
+    DropBound,
 }
 
 /// A fix with positions: what to change where.
@@ -75,6 +78,7 @@ pub(super) fn edits(fix: &Fix, site: &Site<'_>) -> Option<FixEdits> {
         Fix::AddJoin { fork } => add_join(fork, site),
         Fix::CreatePrompt { role } => create_prompt(role, site),
         Fix::RemoveLine { keyword } => remove_line(keyword, site),
+        Fix::DropBound => drop_bound(site),
     }
 }
 
@@ -166,21 +170,54 @@ reads, what it must write, and how its work is judged.\n"
 
 fn remove_line(keyword: &str, site: &Site<'_>) -> Option<FixEdits> {
     let text = site.text;
-    let start = text[..site.span.start].rfind('\n').map_or(0, |i| i + 1);
+    let line_start = text[..site.span.start].rfind('\n').map_or(0, |i| i + 1);
     let end = text[site.span.end..]
         .find('\n')
         .map_or(text.len(), |i| site.span.end + i + 1);
-    let line = text.get(start..end)?;
+    let line = text.get(line_start..end)?;
     let rest = line.trim_start().strip_prefix(keyword)?;
-    // A one-line declaration and nothing else: no block, no second statement.
     if !rest.starts_with([' ', '\t']) || line.contains(['{', '}', ';']) {
+        return None;
+    }
+    // Its doc comment goes with it (left behind, it would document the next item).
+    let mut start = line_start;
+    while start > 0 {
+        let above = text[..start - 1].rfind('\n').map_or(0, |i| i + 1);
+        if !text[above..start].trim_start().starts_with("///") {
+            break;
+        }
+        start = above;
+    }
+    let edit = TextEdit {
+        file: site.file.to_string(),
+        range: start..end,
+        replacement: String::new(),
+    };
+    // A declaration may continue on the next line (`knob k: int = 3` / `in 1..=5`);
+    // a deletion that leaves text the parser rejects is not offered.
+    let mut after = text.to_string();
+    after.replace_range(edit.range.clone(), "");
+    let parsed = crate::syntax::parse(&after);
+    if parsed.errors.iter().any(|e| e.code == super::Code::Syntax) {
         return None;
     }
     Some(FixEdits {
         title: format!("Remove `{}`", line.trim()),
+        edits: vec![edit],
+        creates: Vec::new(),
+    })
+}
+
+fn drop_bound(site: &Site<'_>) -> Option<FixEdits> {
+    let bound = site.text.get(site.span.clone())?;
+    if !(bound.starts_with("(max") && bound.ends_with(')')) {
+        return None;
+    }
+    Some(FixEdits {
+        title: format!("Remove `{bound}`"),
         edits: vec![TextEdit {
             file: site.file.to_string(),
-            range: start..end,
+            range: site.span.clone(),
             replacement: String::new(),
         }],
         creates: Vec::new(),

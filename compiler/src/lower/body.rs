@@ -637,6 +637,7 @@ impl<'a> Lowering<'a> {
                     "`(max N)` bounds only reloop edges",
                 )
                 .about(Subject::Node(term.name.clone()))
+                .fix(Fix::DropBound)
                 .help(format!(
                     "write `{}.reloop(max N) -> ...`, or drop the bound",
                     term.name
