@@ -367,6 +367,10 @@ impl Places<FileLoc> for SourcePlaces<'_> {
     }
 
     fn prompt_path(&self, file: &str, role: &str) -> Option<String> {
+        // Where the prompt goes depends on which `prompts/` directories exist: disk
+        // state salsa does not track, so this file's diagnostics are placed again in
+        // the next revision (only while an unknown role has this fix).
+        self.0.report_untracked_read();
         crate::host::new_prompt_path(file, role).map(|p| p.to_string_lossy().into_owned())
     }
 }

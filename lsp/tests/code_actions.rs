@@ -26,8 +26,18 @@ struct Open {
 }
 
 fn open(text: &str) -> Open {
+    open_with(text, &[])
+}
+
+/// Opens `text` as `w.fwf` in a project holding `files` (path, text) too.
+fn open_with(text: &str, files: &[(&str, &str)]) -> Open {
     let dir = tempfile::tempdir().unwrap();
     let root = fs::canonicalize(dir.path()).unwrap();
+    for (path, body) in files {
+        let path = root.join(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, body).unwrap();
+    }
     let path = root.join("w.fwf");
     fs::write(&path, text).unwrap();
     let uri = path_to_uri(&path).unwrap();
@@ -182,6 +192,18 @@ fn creating_the_prompt_of_an_unknown_role() {
     // The server learns of the new prompt (a watched-file change) and the error goes.
     let key = o.key.clone();
     o.world.discover_roles_for(&key);
+    assert_eq!(codes(&o), Vec::<String>::new());
+}
+
+#[test]
+fn removing_an_unused_import() {
+    let lib = fixture("lib/qa.fwf");
+    let mut o = open_with(&fixture("FWF102.fwf"), &[("lib/qa.fwf", &lib)]);
+    let fixes = fixes(&mut o, "FWF102");
+    assert_eq!(fixes.len(), 1);
+    assert_eq!(fixes[0].title, "Remove `import ./lib/qa`");
+    apply_in_file(&mut o, &fixes[0]);
+    assert!(o.world.text(&o.key).starts_with("workflow tiny {"));
     assert_eq!(codes(&o), Vec::<String>::new());
 }
 
