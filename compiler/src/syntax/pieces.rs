@@ -415,6 +415,7 @@ fn term(pair: Pair<'_, Rule>, errors: &mut Vec<SyntaxError>) -> TermPiece {
                         message: format!("`{}` is not a valid reloop bound", v.as_str()),
                         help: "write a whole number of at least 1, e.g. `(max 3)`".into(),
                         labels: Vec::new(),
+                        subject: None,
                     });
                     BoundRef::Count(0)
                 }
@@ -484,6 +485,7 @@ fn node(pair: Pair<'_, Rule>) -> Piece {
                 message: format!("attribute `{}` is given twice", key.as_str()),
                 help: "give each attribute once; list several values with commas".into(),
                 labels: Vec::new(),
+                subject: None,
             });
             continue;
         }
