@@ -121,9 +121,9 @@ pub fn key_of(path: &Path) -> String {
 pub fn check_text(name: &str, text: &str, anchor: &Path) -> Vec<Located> {
     let mut db = database_for(anchor);
     let key = key_of(&anchor.join(name));
-    if name.ends_with(".fwir") {
-        let roles = db.roles().names(&db).clone();
-        return crate::ir_check::check_ir_text(&key, text, roles);
+    if crate::ir_check::is_ir_text(name) {
+        let file = db.set_text(&key, text.to_string());
+        return crate::ir_check::located_ir(&db, file);
     }
     let file = db.set_text(&key, text.to_string());
     located(&db, file)
@@ -160,15 +160,15 @@ pub fn check_paths(paths: &[PathBuf]) -> std::io::Result<Checked> {
     let Some(first) = paths.first() else {
         return Ok(out);
     };
-    let db = database_for(first);
+    let mut db = database_for(first);
     for path in files {
         if path.extension().is_some_and(|e| e == "fwir") {
             match std::fs::read_to_string(&path) {
-                Ok(text) => out.diagnostics.extend(crate::ir_check::check_ir_text(
-                    &key_of(&path),
-                    &text,
-                    db.roles().names(&db).clone(),
-                )),
+                Ok(text) => {
+                    let file = db.set_text(&key_of(&path), text);
+                    out.diagnostics
+                        .extend(crate::ir_check::located_ir(&db, file));
+                }
                 Err(e) => out.unreadable.push(Unreadable {
                     problem: why_unreadable(&e),
                     path,
@@ -262,7 +262,7 @@ pub fn compile(
     };
     let path = Path::new(&key);
     let anchor = if path.is_file() { path } else { project };
-    let db = database_for(anchor);
+    let mut db = database_for(anchor);
     if key.ends_with(".fwir") {
         let text = std::fs::read_to_string(path).map_err(|e| {
             CompileError::Io(std::io::Error::new(
@@ -270,7 +270,8 @@ pub fn compile(
                 format!("{}: {e}", path.display()),
             ))
         })?;
-        let diags = crate::ir_check::check_ir_text(&key, &text, db.roles().names(&db).clone());
+        let file = db.set_text(&key, text.clone());
+        let diags = crate::ir_check::located_ir(&db, file);
         if diags.iter().any(|d| d.diagnostic.is_error()) {
             return Err(CompileError::Invalid(diags));
         }

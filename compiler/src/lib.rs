@@ -9,7 +9,7 @@ pub mod emit;
 pub mod format;
 pub mod host;
 pub mod ir;
-mod ir_check;
+pub mod ir_check;
 pub mod lower;
 pub mod paths;
 pub mod resolve;

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use factory_compiler::check::{file_diagnostics, lower_file};
 use factory_compiler::db::{Database, Loader};
 use factory_compiler::host::BUILTIN_ROLES;
+use factory_compiler::ir_check::ir_file_diagnostics;
 use factory_compiler::testgen::layered_workflow;
 
 const KEY: &str = "layered.fwf";
@@ -239,4 +240,45 @@ fn editing_one_file_rechecks_only_the_files_that_depend_on_it() {
         ir.node("s.work")
             .is_some_and(|n| n.attrs.writes[0].path == "x.md")
     );
+}
+
+#[test]
+fn ir_text_goes_through_the_same_skeleton_and_graph_rules() {
+    let roles = Some(BUILTIN_ROLES.iter().map(|r| r.to_string()).collect());
+    let (mut db, log) = Database::with_log(Arc::new(NoFiles), roles);
+    let fwf = db.set_text(KEY, layered_workflow(100));
+    let ir_text = factory_compiler::ir::to_text(&lower_file(&db, fwf).workflows[0].ir);
+    let key = "layered.fwir";
+    let file = db.set_text(key, ir_text.clone());
+    assert!(ir_file_diagnostics(&db, file).is_empty());
+    db.clear_log();
+
+    // A timeout is not part of the skeleton: the graph rules do not run again.
+    let edited = ir_text.replacen("timeout=600", "timeout=601", 1);
+    assert_ne!(edited, ir_text);
+    let file = db.set_text(key, edited);
+    assert!(ir_file_diagnostics(&db, file).is_empty());
+    assert_eq!(
+        counts(&log),
+        exactly(&[
+            ("parse_ir_file", 1),
+            ("skeletons", 1),
+            ("ir_file_diagnostics", 1),
+        ])
+    );
+
+    // Dropping an edge changes the graph: the graph rules run and report it.
+    db.clear_log();
+    let start_edge = ir_text
+        .lines()
+        .find(|l| l.starts_with("edge start "))
+        .unwrap()
+        .to_string();
+    let file = db.set_text(key, ir_text.replacen(&format!("{start_edge}\n"), "", 1));
+    let codes: Vec<_> = ir_file_diagnostics(&db, file)
+        .iter()
+        .map(|d| d.code.as_str())
+        .collect();
+    assert_eq!(counts(&log).get("graph_findings"), Some(&1));
+    assert!(codes.contains(&"FWF025"), "{codes:?}");
 }
