@@ -13,7 +13,7 @@
 //! ...). A chunk ending early would fail to parse, and the grammar has no optional
 //! tail that starts with a keyword, so a chunk never cuts an item in two silently.
 
-use super::recover::{line_end, skip_trivia};
+use super::recover::{line_end, past_string_or_comment, skip_trivia};
 use super::vocabulary;
 
 /// Where an item sits: at the top of the file, in a declaration's body or in a flow.
@@ -316,22 +316,6 @@ fn starts_with_keyword<'a>(line: &str, mut keywords: impl Iterator<Item = &'a st
         line.strip_prefix(k)
             .is_some_and(|rest| rest.starts_with(|c: char| c.is_whitespace() || c == '{'))
     })
-}
-
-/// Past a string literal or a `//` comment starting at `i`, if one does.
-fn past_string_or_comment(text: &str, i: usize) -> Option<usize> {
-    let bytes = text.as_bytes();
-    match bytes[i] {
-        b'"' => {
-            let mut j = i + 1;
-            while j < bytes.len() && bytes[j] != b'"' && bytes[j] != b'\n' {
-                j += if bytes[j] == b'\\' { 2 } else { 1 };
-            }
-            Some((j + 1).min(bytes.len()))
-        }
-        b'/' if bytes.get(i + 1) == Some(&b'/') => Some(line_end(text, i)),
-        _ => None,
-    }
 }
 
 #[cfg(test)]

@@ -182,7 +182,7 @@ pub(super) fn skip_block(text: &str, from: usize) -> usize {
 
 /// When a string or a `//` comment starts at `i`, the position just past it (past the
 /// closing quote, or at the end of the comment's line), so brace counting skips both.
-fn past_string_or_comment(text: &str, i: usize) -> Option<usize> {
+pub(super) fn past_string_or_comment(text: &str, i: usize) -> Option<usize> {
     let bytes = text.as_bytes();
     match bytes[i] {
         b'"' => {
