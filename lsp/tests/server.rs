@@ -106,8 +106,9 @@ fn open(c: &Client, uri: &str, text: &str) {
     );
 }
 
-#[test]
-fn importers_are_rechecked_when_an_imported_file_changes_on_disk_or_in_the_editor() {
+/// A project of `main.fwf` importing `lib/qa.fwf`: the temp dir (kept alive), its root
+/// and the two files' URIs.
+fn main_importing_qa() -> (tempfile::TempDir, std::path::PathBuf, String, String) {
     let dir = tempfile::tempdir().unwrap();
     let root = fs::canonicalize(dir.path()).unwrap();
     fs::create_dir_all(root.join("lib")).unwrap();
@@ -115,6 +116,12 @@ fn importers_are_rechecked_when_an_imported_file_changes_on_disk_or_in_the_edito
     fs::write(root.join("main.fwf"), MAIN).unwrap();
     let main = format!("file://{}/main.fwf", root.display());
     let qa = format!("file://{}/lib/qa.fwf", root.display());
+    (dir, root, main, qa)
+}
+
+#[test]
+fn importers_are_rechecked_when_an_imported_file_changes_on_disk_or_in_the_editor() {
+    let (_dir, root, main, qa) = main_importing_qa();
 
     let c = start(&root);
     open(&c, &main, MAIN);
@@ -233,13 +240,7 @@ fn a_malformed_notification_is_logged_and_the_server_keeps_serving() {
 /// (missing, not an empty file whose import is "unused").
 #[test]
 fn a_deleted_import_is_missing_as_a_fresh_server_sees_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = fs::canonicalize(dir.path()).unwrap();
-    fs::create_dir_all(root.join("lib")).unwrap();
-    fs::write(root.join("lib/qa.fwf"), QA).unwrap();
-    fs::write(root.join("main.fwf"), MAIN).unwrap();
-    let main = format!("file://{}/main.fwf", root.display());
-    let qa = format!("file://{}/lib/qa.fwf", root.display());
+    let (_dir, root, main, qa) = main_importing_qa();
 
     let long = start(&root);
     open(&long, &main, MAIN);

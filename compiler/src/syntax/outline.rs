@@ -13,7 +13,7 @@
 //! ...). A chunk ending early would fail to parse, and the grammar has no optional
 //! tail that starts with a keyword, so a chunk never cuts an item in two silently.
 
-use super::recover::{line_end, past_string_or_comment, skip_trivia};
+use super::recover::{DOCS, line_end, past_string_or_comment, skip_trivia, starts_with_keyword};
 use super::vocabulary;
 
 /// Where an item sits: at the top of the file, in a declaration's body or in a flow.
@@ -298,24 +298,13 @@ fn starts_item(text: &str, pos: usize, level: Level) -> bool {
     match level {
         Level::Flow => line.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '}'),
         Level::Body => {
-            line.starts_with("///")
-                || line.starts_with("//!")
-                || line.starts_with('}')
-                || starts_with_keyword(line, vocabulary::body_starts())
+            line.starts_with('}')
+                || starts_with_keyword(line, vocabulary::body_starts().chain(DOCS.iter().copied()))
         }
         Level::Top => {
-            line.starts_with("///")
-                || line.starts_with("//!")
-                || starts_with_keyword(line, vocabulary::FILE_KEYWORDS.iter().copied())
+            starts_with_keyword(line, vocabulary::FILE_KEYWORDS.iter().chain(DOCS).copied())
         }
     }
-}
-
-fn starts_with_keyword<'a>(line: &str, mut keywords: impl Iterator<Item = &'a str>) -> bool {
-    keywords.any(|k| {
-        line.strip_prefix(k)
-            .is_some_and(|rest| rest.starts_with(|c: char| c.is_whitespace() || c == '{'))
-    })
 }
 
 #[cfg(test)]

@@ -166,14 +166,17 @@ pub(super) fn read_piece(
         Level::Body => Rule::body_item,
         Level::Flow => Rule::flow_item,
     };
-    let mut pairs = FwfParser::parse(rule, rest).map_err(Box::new)?;
-    let Some(outer) = pairs.next() else {
-        return Err(Box::new(pest::error::Error::new_from_pos(
+    let nothing = || {
+        Box::new(pest::error::Error::new_from_pos(
             pest::error::ErrorVariant::CustomError {
                 message: "nothing to parse".into(),
             },
             pest::Position::from_start(rest),
-        )));
+        ))
+    };
+    let mut pairs = FwfParser::parse(rule, rest).map_err(Box::new)?;
+    let Some(outer) = pairs.next() else {
+        return Err(nothing());
     };
     let len = outer.as_span().end();
     let mut inner = outer.into_inner();
@@ -184,12 +187,7 @@ pub(super) fn read_piece(
         first = inner.next();
     }
     let Some(pair) = first else {
-        return Err(Box::new(pest::error::Error::new_from_pos(
-            pest::error::ErrorVariant::CustomError {
-                message: "nothing to parse".into(),
-            },
-            pest::Position::from_start(rest),
-        )));
+        return Err(nothing());
     };
     let mut piece = piece(pair);
     if let Some(doc) = doc {

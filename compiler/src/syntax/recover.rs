@@ -7,7 +7,7 @@ use super::parser::Rule;
 use super::vocabulary;
 
 /// Doc comments start an item too: recovery resumes at them.
-const DOCS: &[&str] = &["///", "//!"];
+pub(super) const DOCS: &[&str] = &["///", "//!"];
 
 /// The name of the node a skipped declaration was declaring (`agent builder { role
 /// builder }` → `builder`), when its header is readable.
@@ -139,7 +139,7 @@ pub(super) fn resync(text: &str, from: usize, level: &Level) -> usize {
                 let line = text[next..].trim_start();
                 let starts_item = match level {
                     Level::Flow => depth == 0,
-                    _ => starts_with_keyword(line, &keywords),
+                    _ => starts_with_keyword(line, keywords.iter().copied()),
                 };
                 // A flow statement is one line; other items resume at a keyword line.
                 if starts_item || (matches!(level, Level::Flow) && first_line && depth == 0) {
@@ -197,8 +197,11 @@ pub(super) fn past_string_or_comment(text: &str, i: usize) -> Option<usize> {
     }
 }
 
-pub(super) fn starts_with_keyword(line: &str, keywords: &[&str]) -> bool {
-    keywords.iter().any(|k| {
+pub(super) fn starts_with_keyword<'a>(
+    line: &str,
+    keywords: impl IntoIterator<Item = &'a str>,
+) -> bool {
+    keywords.into_iter().any(|k| {
         line.strip_prefix(k).is_some_and(|rest| {
             k.starts_with('/') || rest.starts_with(|c: char| c.is_whitespace() || c == '{')
         })
