@@ -4,6 +4,11 @@
 
 mod commands;
 
+/// Checking a large workflow allocates and frees many small strings; glibc's malloc
+/// serves that pattern several times slower (docs/performance.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};

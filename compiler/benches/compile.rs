@@ -16,6 +16,10 @@ use factory_compiler::host::BUILTIN_ROLES;
 use factory_compiler::testgen::layered_workflow;
 use factory_compiler::{lower, syntax, validate};
 
+/// The allocator of the `factory` binary, so the figures are what a user gets.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const KEY: &str = "layered.fwf";
 const SIZES: [usize; 2] = [1_000, 10_000];
 

@@ -13,6 +13,10 @@ use factory_compiler::host::FsLoader;
 use lsp_server::{Connection, Message, Notification, Request, RequestId};
 use serde_json::{Value, json};
 
+/// The allocator of the `factory` binary, which serves `factory lsp`.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Layers of 7 nodes: `h -> f -> w1, w2, w3 -> j -> g`, the gate reloops to `h`.
 fn layered(layers: usize) -> String {
     let mut decls = String::new();
