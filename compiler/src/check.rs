@@ -340,7 +340,7 @@ impl Places<FileLoc> for SourcePlaces<'_> {
     }
 
     fn span(&self, at: &FileLoc) -> Option<std::ops::Range<usize>> {
-        let map = &parse_file(self.0, self.0.file(&at.file)).map;
+        let map = &parse_file(self.0, self.0.file(&at.file)).map();
         // A place the map does not hold still points somewhere near (the file start
         // at worst), so labels are never dropped.
         Some(
@@ -360,7 +360,7 @@ impl Places<FileLoc> for SourcePlaces<'_> {
             Loc::Node(scope, _) | Loc::Attr(scope, _, _) | Loc::Term(scope, ..) => scope,
             _ => return false,
         };
-        let map = &parse_file(self.0, self.0.file(&at.file)).map;
+        let map = &parse_file(self.0, self.0.file(&at.file)).map();
         [
             Loc::Node(scope.clone(), name.to_string()),
             Loc::Use(scope.clone(), name.to_string()),

@@ -326,7 +326,7 @@ pub fn compile(
     let mut indexes = std::collections::HashMap::new();
     for (id, at) in &w.origins.nodes {
         let src = db.file(&at.file);
-        let map = &crate::db::parse_file(&db, src).map;
+        let map = &crate::db::parse_file(&db, src).map();
         if let Some(span) = map.get(&at.loc) {
             let index = indexes
                 .entry(at.file.clone())

@@ -38,8 +38,8 @@ fn same_as_whole_parse(texts: &[String]) -> Result<(), TestCaseError> {
                 .collect::<BTreeMap<_, _>>()
         };
         prop_assert_eq!(
-            sorted(&by_items.map),
-            sorted(&whole.map),
+            sorted(by_items.map()),
+            sorted(whole.map()),
             "map of {:?}",
             text
         );

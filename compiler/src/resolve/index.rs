@@ -66,11 +66,11 @@ impl SymbolIndex {
 pub fn build(parsed: &Parsed, text: &str) -> SymbolIndex {
     let mut out = Vec::new();
     let names = Names::new(parsed);
-    for (loc, span) in &parsed.map {
+    for (loc, span) in parsed.map() {
         from_loc(parsed, &names, text, loc, span, &mut out);
     }
     // Text the source map covers is indexed from it; tokens there are not read again.
-    let taken = merged(parsed.map.values().cloned().collect());
+    let taken = merged(parsed.map().values().cloned().collect());
     from_tokens(parsed, &names, text, &taken, &mut out);
     out.sort_by_key(|o| (o.span.start, o.span.end));
     out.dedup();
@@ -159,7 +159,9 @@ fn from_loc(
             // `use sub(arg: value)`: `arg` names a parameter of `sub`, which may be
             // declared in another file.
             if let Some(name) = arg_name(text, span.start, arg)
-                && let Some(sub) = parsed.map.get(&Loc::UseSubgraph(s.clone(), alias.clone()))
+                && let Some(sub) = parsed
+                    .map()
+                    .get(&Loc::UseSubgraph(s.clone(), alias.clone()))
                 && let Some(subgraph) = text.get(sub.clone())
             {
                 let symbol = Symbol::Param {
@@ -282,7 +284,7 @@ fn from_tokens(
     // Artifacts each declaration declares: its inputs, then its named writes (the first
     // write of a name declares it).
     let mut artifacts: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
-    for loc in parsed.map.keys() {
+    for loc in parsed.map().keys() {
         if let Loc::Input(s, n) = loc
             && let Some(d) = parsed.ast.decls.iter().find(|d| d.name == root(s))
         {
@@ -341,7 +343,7 @@ fn templates(parsed: &Parsed, t: &Text<'_>, tok: &Tok, decl: &Decl, out: &mut Ve
             };
             (symbol, start + 6..start + 6 + k.len())
         } else if parsed
-            .map
+            .map()
             .contains_key(&Loc::Param(decl.name.clone(), inner.into()))
         {
             let symbol = Symbol::Param {

@@ -13,7 +13,7 @@ use crate::syntax::{Body, Decl, Loc, Parsed};
 pub fn decl_at(parsed: &Parsed, offset: usize) -> Option<&Decl> {
     let mut best: Option<(&Decl, usize)> = None;
     for d in &parsed.ast.decls {
-        if let Some(span) = parsed.map.get(&Loc::Decl(d.name.clone()))
+        if let Some(span) = parsed.map().get(&Loc::Decl(d.name.clone()))
             && span.start <= offset
             && best.is_none_or(|(_, s)| span.start > s)
         {
@@ -25,7 +25,7 @@ pub fn decl_at(parsed: &Parsed, offset: usize) -> Option<&Decl> {
 
 /// The text range of declaration `name`: from its line to the next declaration's line.
 pub fn decl_range(parsed: &Parsed, text: &str, name: &str) -> Range<usize> {
-    let Some(span) = parsed.map.get(&Loc::Decl(name.to_string())) else {
+    let Some(span) = parsed.map().get(&Loc::Decl(name.to_string())) else {
         return 0..0;
     };
     let start = line_start(text, span.start);
@@ -33,7 +33,7 @@ pub fn decl_range(parsed: &Parsed, text: &str, name: &str) -> Range<usize> {
         .ast
         .decls
         .iter()
-        .filter_map(|d| parsed.map.get(&Loc::Decl(d.name.clone())))
+        .filter_map(|d| parsed.map().get(&Loc::Decl(d.name.clone())))
         .filter(|s| s.start > span.start)
         .map(|s| line_start(text, s.start))
         .min()
@@ -67,7 +67,7 @@ pub fn node_decl_span(parsed: &Parsed, scope: &str, name: &str) -> Option<Range<
         Loc::Parallel(s, n),
     ]
     .iter()
-    .find_map(|l| parsed.map.get(l).cloned())
+    .find_map(|l| parsed.map().get(l).cloned())
 }
 
 /// The names a file declares, by scope: what a name written somewhere refers to. Built
@@ -88,7 +88,7 @@ impl<'p> Names<'p> {
             knobs: HashSet::new(),
             params: HashSet::new(),
         };
-        for loc in parsed.map.keys() {
+        for loc in parsed.map().keys() {
             match loc {
                 Loc::Node(s, n) | Loc::Use(s, n) | Loc::Parallel(s, n) => {
                     names.nodes.insert((s, n));

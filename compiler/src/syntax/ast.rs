@@ -3,6 +3,8 @@
 //! Positions live apart in [`SourceMap`](super::SourceMap), keyed by [`Loc`], so an edit
 //! that only moves text yields an equal `Ast` and salsa re-runs nothing downstream.
 
+use std::sync::Arc;
+
 use crate::ir::{Label, Literal, NodeKind};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -90,10 +92,11 @@ pub struct Body {
     pub inputs: Vec<Input>,
     pub knobs: Vec<KnobDecl>,
     pub uses: Vec<UseDecl>,
-    pub nodes: Vec<NodeDecl>,
+    /// Shared with the parse of the item each came from.
+    pub nodes: Vec<Arc<NodeDecl>>,
     pub parallels: Vec<Parallel>,
     /// Statements of every `flow { }` block of this body, in order.
-    pub flow: Vec<FlowStmt>,
+    pub flow: Vec<Arc<FlowStmt>>,
     /// Names of node declarations a syntax error made the parser skip: flows may
     /// still name them without a second, misleading "unknown node" error.
     pub recovered: Vec<String>,

@@ -11,16 +11,18 @@
 //! [outline]: super::outline
 
 use std::borrow::Cow;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+use rustc_hash::FxHashMap;
 
 use pest::Parser as _;
 
 use super::ast::*;
 use super::convert::{docs_text, join_docs};
 use super::outline::Level;
-use super::pieces::{ArgPiece, ParsedChunk, Piece, Rel, read_piece};
+use super::pieces::{ArgPiece, NodeSpans, ParsedChunk, Piece, Rel, TermSpans, read_piece};
 use super::recover::{
     describe, level_name, line_end, resync, skip_block, skip_trivia, skipped_node_name,
 };
@@ -49,15 +51,96 @@ pub struct SyntaxError {
 }
 
 /// The result of parsing one file: never fails; errors sit beside the tree.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct Parsed {
     /// Shared, so the database hands the tree on without copying it.
     pub ast: Arc<Ast>,
-    pub map: SourceMap,
+    spans: Spans,
     pub errors: Vec<SyntaxError>,
     /// Byte ranges the parser skipped to recover from an error (the formatter leaves
     /// them as they are).
     pub skipped: Vec<Range<usize>>,
+}
+
+impl Parsed {
+    /// Where each piece of syntax is written.
+    pub fn map(&self) -> &SourceMap {
+        self.spans.full.get_or_init(|| {
+            let mut map = self.spans.found.clone();
+            for p in &self.spans.placed {
+                p.add_to(&mut map);
+            }
+            map
+        })
+    }
+}
+
+/// The source map in the making. Nodes and flow statements, most of a large file, keep
+/// the spans of the piece they came from (shared with the parse of their item) and are
+/// added to the map only when a position is first asked for: checking a file without
+/// findings never asks.
+#[derive(Debug, Clone, Default)]
+struct Spans {
+    found: SourceMap,
+    placed: Vec<Placed>,
+    full: OnceLock<SourceMap>,
+}
+
+#[derive(Debug, Clone)]
+enum Placed {
+    Node {
+        scope: Arc<str>,
+        base: usize,
+        node: Arc<NodeDecl>,
+        spans: Arc<NodeSpans>,
+    },
+    Statement {
+        scope: Arc<str>,
+        /// Its index in the body's flow.
+        index: usize,
+        base: usize,
+        spans: Arc<TermSpans>,
+    },
+}
+
+impl Placed {
+    fn add_to(&self, map: &mut SourceMap) {
+        let at = |base: usize, r: &Rel| base + r.start..base + r.end;
+        match self {
+            Placed::Node {
+                scope,
+                base,
+                node,
+                spans,
+            } => {
+                if let Some(name_at) = &spans.name_at {
+                    let loc = Loc::Node(scope.to_string(), node.name.clone());
+                    map.insert(loc, at(*base, name_at));
+                }
+                for (attr, key_at) in node.attrs.iter().zip(&spans.keys) {
+                    let loc = Loc::Attr(scope.to_string(), node.name.clone(), attr.key.clone());
+                    map.insert(loc, at(*base, key_at));
+                }
+            }
+            Placed::Statement {
+                scope,
+                index,
+                base,
+                spans,
+            } => {
+                for (g, group) in spans.iter().enumerate() {
+                    for (t, (term_at, bound_at)) in group.iter().enumerate() {
+                        if let Some(r) = term_at {
+                            map.insert(Loc::Term(scope.to_string(), *index, g, t), at(*base, r));
+                        }
+                        if let Some(r) = bound_at {
+                            map.insert(Loc::Bound(scope.to_string(), *index, g, t), at(*base, r));
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Chunks of the text parsed beforehand, looked up by where they start.
@@ -85,13 +168,8 @@ pub fn parse_with(text: &str, chunks: &dyn Chunks) -> Parsed {
         text,
         pos: 0,
         ast: Ast::default(),
-        out: Parsed {
-            // About one span per 25 bytes of source: sizing the map up front saves
-            // rehashing it (a tenth of the parse of a large file).
-            map: SourceMap::with_capacity_and_hasher(text.len() / 24, Default::default()),
-            ..Parsed::default()
-        },
-        declared: HashMap::new(),
+        out: Parsed::default(),
+        declared: FxHashMap::default(),
         depth: 0,
         chunks,
         queue: VecDeque::new(),
@@ -108,7 +186,7 @@ struct Driver<'t, 'c> {
     ast: Ast,
     out: Parsed,
     /// First declaration of each name, per namespace and scope.
-    declared: HashMap<(&'static str, String, String), Range<usize>>,
+    declared: FxHashMap<(&'static str, String, String), Range<usize>>,
     /// How many `parallel` blocks enclose the cursor.
     depth: usize,
     chunks: &'c dyn Chunks,
@@ -232,6 +310,23 @@ impl<'t, 'c> Driver<'t, 'c> {
         name: &str,
         span: Range<usize>,
     ) -> bool {
+        if !self.first_declaration(ns, scope, || declared_subject(&loc), name, span.clone()) {
+            return false;
+        }
+        self.out.spans.found.insert(loc, span);
+        true
+    }
+
+    /// Whether `name` is declared for the first time in namespace `ns` of `scope`;
+    /// reports it as a duplicate (about `subject`) when not.
+    fn first_declaration(
+        &mut self,
+        ns: &'static str,
+        scope: &str,
+        subject: impl FnOnce() -> Option<crate::diagnostic::Subject>,
+        name: &str,
+        span: Range<usize>,
+    ) -> bool {
         let key = (ns, scope.to_string(), name.to_string());
         if let Some(first) = self.declared.get(&key) {
             let first = first.clone();
@@ -241,12 +336,11 @@ impl<'t, 'c> Driver<'t, 'c> {
                 message: format!("`{name}` is declared twice"),
                 help: format!("rename one of the two declarations of `{name}`"),
                 labels: vec![(first, "first declared here".into())],
-                subject: declared_subject(&loc),
+                subject: subject(),
             });
             return false;
         }
-        self.declared.insert(key, span.clone());
-        self.out.map.insert(loc, span);
+        self.declared.insert(key, span);
         true
     }
 
@@ -255,7 +349,10 @@ impl<'t, 'c> Driver<'t, 'c> {
     }
 
     fn mark(&mut self, loc: Loc, base: usize, at: &Rel) {
-        self.out.map.insert(loc, base + at.start..base + at.end);
+        self.out
+            .spans
+            .found
+            .insert(loc, base + at.start..base + at.end);
     }
 
     fn import(&mut self, base: usize, path: String, at: Rel) {
@@ -319,6 +416,7 @@ impl<'t, 'c> Driver<'t, 'c> {
     /// Places body items up to the closing `}`. Returns the body and any `//!` doc
     /// written inside it.
     fn body(&mut self, scope: &str) -> (Body, String) {
+        let shared: Arc<str> = scope.into();
         let mut body = Body::default();
         let mut doc = String::new();
         loop {
@@ -357,13 +455,12 @@ impl<'t, 'c> Driver<'t, 'c> {
                     isolation,
                     args,
                 } => self.parallel(scope, base, name, doc, isolation, args, &mut body),
-                Piece::FlowHead => self.flow(scope, &mut body),
+                Piece::FlowHead => self.flow(&shared, &mut body),
                 Piece::Node {
                     node,
-                    name_at,
-                    keys,
+                    spans,
                     errors,
-                } => self.node(scope, base, node, name_at, keys, errors, &mut body),
+                } => self.node(&shared, base, node, spans, errors, &mut body),
                 Piece::DeclHead { .. } | Piece::Statement { .. } => {}
             }
         }
@@ -500,7 +597,7 @@ impl<'t, 'c> Driver<'t, 'c> {
         });
     }
 
-    fn flow(&mut self, scope: &str, body: &mut Body) {
+    fn flow(&mut self, scope: &Arc<str>, body: &mut Body) {
         loop {
             self.skip_trivia();
             if self.pos >= self.text.len() {
@@ -515,26 +612,22 @@ impl<'t, 'c> Driver<'t, 'c> {
             let Some((base, piece)) = self.next(Level::Flow) else {
                 continue;
             };
-            let Piece::Statement { groups, errors } = piece.into_owned() else {
+            let Piece::Statement {
+                stmt,
+                spans,
+                errors,
+            } = piece.into_owned()
+            else {
                 return;
             };
-            let stmt = body.flow.len();
-            let mut out = Vec::with_capacity(groups.len());
-            for (g, group) in groups.into_iter().enumerate() {
-                let mut terms = Vec::with_capacity(group.len());
-                for (t, term) in group.into_iter().enumerate() {
-                    if let Some(at) = &term.at {
-                        self.mark(Loc::Term(scope.into(), stmt, g, t), base, at);
-                    }
-                    if let Some(at) = &term.bound_at {
-                        self.mark(Loc::Bound(scope.into(), stmt, g, t), base, at);
-                    }
-                    terms.push(term.term);
-                }
-                out.push(terms);
-            }
             self.rebased_errors(base, errors);
-            body.flow.push(FlowStmt { groups: out });
+            self.out.spans.placed.push(Placed::Statement {
+                scope: scope.clone(),
+                index: body.flow.len(),
+                base,
+                spans,
+            });
+            body.flow.push(stmt);
         }
     }
 
@@ -545,34 +638,29 @@ impl<'t, 'c> Driver<'t, 'c> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn node(
         &mut self,
-        scope: &str,
+        scope: &Arc<str>,
         base: usize,
-        node: NodeDecl,
-        name_at: Option<Rel>,
-        keys: Vec<Rel>,
+        node: Arc<NodeDecl>,
+        spans: Arc<NodeSpans>,
         errors: Vec<SyntaxError>,
         body: &mut Body,
     ) {
-        if let Some(at) = name_at {
-            let loc = Loc::Node(scope.into(), node.name.clone());
-            if !self.declare(
-                "node",
-                scope,
-                loc,
-                &node.name,
-                base + at.start..base + at.end,
-            ) {
+        if let Some(at) = &spans.name_at {
+            let subject = || Some(crate::diagnostic::Subject::Node(node.name.clone()));
+            let span = base + at.start..base + at.end;
+            if !self.first_declaration("node", scope, subject, &node.name, span) {
                 return;
             }
         }
-        for (attr, at) in node.attrs.iter().zip(&keys) {
-            let loc = Loc::Attr(scope.into(), node.name.clone(), attr.key.clone());
-            self.mark(loc, base, at);
-        }
         self.rebased_errors(base, errors);
+        self.out.spans.placed.push(Placed::Node {
+            scope: scope.clone(),
+            base,
+            node: node.clone(),
+            spans,
+        });
         body.nodes.push(node);
     }
 }

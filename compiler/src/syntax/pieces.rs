@@ -4,6 +4,7 @@
 //! are reused across edits ([`parse_chunk`] is what the database memoizes per item).
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use pest::Parser as _;
 use pest::iterators::Pair;
@@ -58,15 +59,17 @@ pub enum Piece {
         args: Vec<ArgPiece>,
     },
     FlowHead,
+    /// A flow statement. The statement and its spans are shared with the tree and the
+    /// source map, so placing an unchanged statement copies nothing.
     Statement {
-        groups: Vec<Vec<TermPiece>>,
+        stmt: Arc<FlowStmt>,
+        spans: Arc<TermSpans>,
         errors: Vec<SyntaxError>,
     },
+    /// A node declaration, shared like a statement.
     Node {
-        node: NodeDecl,
-        name_at: Option<Rel>,
-        /// Where each of `node.attrs`' keys is written.
-        keys: Vec<Rel>,
+        node: Arc<NodeDecl>,
+        spans: Arc<NodeSpans>,
         errors: Vec<SyntaxError>,
     },
     Close {
@@ -95,7 +98,7 @@ impl Piece {
             | Piece::Use { doc, .. }
             | Piece::ParallelHead { doc, .. } => *doc = text,
             Piece::Knob { knob, .. } => knob.doc = text,
-            Piece::Node { node, .. } => node.doc = text,
+            Piece::Node { node, .. } => Arc::make_mut(node).doc = text,
             _ => {}
         }
     }
@@ -110,12 +113,18 @@ pub struct ArgPiece {
     pub at: Rel,
 }
 
+/// Where a node's name and each of its attributes' keys are written, relative to the
+/// node's piece.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TermPiece {
-    pub term: Term,
-    pub at: Option<Rel>,
-    pub bound_at: Option<Rel>,
+pub struct NodeSpans {
+    pub name_at: Option<Rel>,
+    /// Indexed like `NodeDecl::attrs`.
+    pub keys: Vec<Rel>,
 }
+
+/// Where each term of a flow statement and its bound are written, indexed like
+/// `FlowStmt::groups`.
+pub type TermSpans = Vec<Vec<(Option<Rel>, Option<Rel>)>>;
 
 /// A chunk of text parsed as items of one level, all relative to the chunk's start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -373,17 +382,27 @@ fn parallel_head(pair: Pair<'_, Rule>) -> Piece {
 fn statement(pair: Pair<'_, Rule>) -> Piece {
     let mut errors = Vec::new();
     let mut groups = Vec::new();
+    let mut spans = Vec::new();
     for group in pair.into_inner() {
         let mut terms = Vec::new();
+        let mut at = Vec::new();
         for t in group.into_inner() {
-            terms.push(term(t, &mut errors));
+            let (term, term_at, bound_at) = term(t, &mut errors);
+            terms.push(term);
+            at.push((term_at, bound_at));
         }
         groups.push(terms);
+        spans.push(at);
     }
-    Piece::Statement { groups, errors }
+    Piece::Statement {
+        stmt: Arc::new(FlowStmt { groups }),
+        spans: Arc::new(spans),
+        errors,
+    }
 }
 
-fn term(pair: Pair<'_, Rule>, errors: &mut Vec<SyntaxError>) -> TermPiece {
+/// A term, where it is written, and where its bound is written.
+fn term(pair: Pair<'_, Rule>, errors: &mut Vec<SyntaxError>) -> (Term, Option<Rel>, Option<Rel>) {
     let mut it = pair.into_inner();
     let mut name = String::new();
     let mut label = None;
@@ -421,11 +440,7 @@ fn term(pair: Pair<'_, Rule>, errors: &mut Vec<SyntaxError>) -> TermPiece {
             _ => BoundRef::Name(v.as_str().into()),
         })
     });
-    TermPiece {
-        term: Term { name, label, bound },
-        at,
-        bound_at,
-    }
+    (Term { name, label, bound }, at, bound_at)
 }
 
 fn node(pair: Pair<'_, Rule>) -> Piece {
@@ -498,9 +513,8 @@ fn node(pair: Pair<'_, Rule>) -> Piece {
         });
     }
     Piece::Node {
-        node,
-        name_at,
-        keys,
+        node: Arc::new(node),
+        spans: Arc::new(NodeSpans { name_at, keys }),
         errors,
     }
 }

@@ -88,12 +88,12 @@ fn clash(world: &World, doc: &DocView<'_>, symbol: &Symbol, new: &str) -> Option
     match symbol {
         Symbol::Node { scope, name } if name != new => node_decl_span(doc.parsed, scope, new)
             .map(|_| format!("cannot rename `{name}` to `{new}`: a node named `{new}` already exists in `{scope}`")),
-        Symbol::Knob { workflow, name } if name != new => doc.parsed.map
+        Symbol::Knob { workflow, name } if name != new => doc.parsed.map()
             .contains_key(&Loc::Knob(workflow.clone(), new.to_string()))
             .then(|| format!("cannot rename knob `{name}` to `{new}`: a knob named `{new}` already exists")),
         Symbol::Param { decl, name } if name != new => match editable_home(world, doc, decl) {
             Err(why) => Some(format!("cannot rename parameter `{name}`: {why}")),
-            Ok(home) => resolve::tree(db, home).map
+            Ok(home) => resolve::tree(db, home).map()
                 .contains_key(&Loc::Param(decl.clone(), new.to_string()))
                 .then(|| format!("cannot rename parameter `{name}` to `{new}`: `{decl}` already has a parameter `{new}`")),
         },

@@ -51,7 +51,7 @@ pub fn semantic_tokens(
 /// (byte span, token type, modifiers) of every coloured token, in order.
 pub fn classify(doc: &DocView<'_>) -> Vec<(std::ops::Range<usize>, u32, u32)> {
     let text = doc.text;
-    let map = &doc.parsed.map;
+    let map = doc.parsed.map();
     // Indexed once: a file of thousands of nodes has thousands of map entries.
     let mut declared = std::collections::HashMap::new();
     let mut terms: Vec<std::ops::Range<usize>> = Vec::new();

@@ -15,7 +15,7 @@ pub fn document_symbols(
     let doc = DocView::new(world, &params.text_document.uri)?;
     let mut out = Vec::new();
     for d in &doc.parsed.ast.decls {
-        let Some(name_span) = doc.parsed.map.get(&Loc::Decl(d.name.clone())) else {
+        let Some(name_span) = doc.parsed.map().get(&Loc::Decl(d.name.clone())) else {
             continue;
         };
         let range = decl_range(doc.parsed, doc.text, &d.name);
@@ -27,7 +27,7 @@ pub fn document_symbols(
         for p in &d.params {
             if let Some(span) = doc
                 .parsed
-                .map
+                .map()
                 .get(&Loc::Param(d.name.clone(), p.name.clone()))
             {
                 children.push(symbol(
@@ -56,7 +56,7 @@ pub fn document_symbols(
 }
 
 fn body_symbols(doc: &DocView<'_>, scope: &str, body: &Body) -> Vec<DocumentSymbol> {
-    let map = &doc.parsed.map;
+    let map = doc.parsed.map();
     let mut out = Vec::new();
     let s = scope.to_string();
     for k in &body.knobs {
