@@ -1,6 +1,9 @@
 //! The lowering walk over workflow, subgraph and parallel bodies.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{FileLoc, Origins, Subgraphs};
 use crate::diagnostic::{Code, Fix, Subject};
@@ -15,8 +18,9 @@ use crate::validate::Finding;
 /// has the entries and exits of its body.
 #[derive(Debug, Clone)]
 pub(super) struct Endpoints {
-    pub(super) entries: Vec<String>,
-    pub(super) exits: Vec<(String, Option<Label>)>,
+    /// Shared: every term of a flow that names it takes a copy.
+    pub(super) entries: Arc<[String]>,
+    pub(super) exits: Arc<[(String, Option<Label>)]>,
     /// Set for single nodes, which may carry verdict labels.
     pub(super) single: bool,
 }
@@ -27,16 +31,16 @@ impl Endpoints {
     /// instead of reported again as unknown names.
     pub(super) fn placeholder() -> Endpoints {
         Endpoints {
-            entries: Vec::new(),
-            exits: Vec::new(),
+            entries: Arc::new([]),
+            exits: Arc::new([]),
             single: true,
         }
     }
 
     pub(super) fn node(id: &str) -> Endpoints {
         Endpoints {
-            entries: vec![id.to_string()],
-            exits: vec![(id.to_string(), None)],
+            entries: Arc::new([id.to_string()]),
+            exits: Arc::new([(id.to_string(), None)]),
             single: true,
         }
     }
@@ -58,7 +62,8 @@ pub(super) struct Scope {
     /// blocks, not in subgraphs (they receive values through parameters).
     pub(super) knobs: bool,
     pub(super) params: BTreeMap<String, Binding>,
-    pub(super) names: BTreeMap<String, Endpoints>,
+    /// Hashed: a large body looks a name up for every term of its flow.
+    pub(super) names: FxHashMap<String, Endpoints>,
     pub(super) artifacts: BTreeMap<String, Artifact>,
     /// Inside an instance, every origin is the `use` in the outermost file.
     pub(super) origin: Option<FileLoc>,
@@ -132,7 +137,7 @@ impl<'a> Lowering<'a> {
             top: true,
             knobs: true,
             params: BTreeMap::new(),
-            names: BTreeMap::new(),
+            names: FxHashMap::default(),
             artifacts: BTreeMap::new(),
             origin: None,
             entries: Vec::new(),
@@ -206,7 +211,7 @@ impl<'a> Lowering<'a> {
             top: false,
             knobs: false,
             params,
-            names: BTreeMap::new(),
+            names: FxHashMap::default(),
             artifacts: BTreeMap::new(),
             origin: None,
             entries: Vec::new(),
@@ -228,8 +233,8 @@ impl<'a> Lowering<'a> {
             );
         }
         Endpoints {
-            entries: scope.entries,
-            exits: scope.exits,
+            entries: scope.entries.into(),
+            exits: scope.exits.into(),
             single: false,
         }
     }
@@ -318,7 +323,7 @@ impl<'a> Lowering<'a> {
             }
         }
         // Names first, so flows, arguments and reads can refer to anything in the body.
-        let in_flow: BTreeSet<&str> = body
+        let in_flow: FxHashSet<&str> = body
             .flow
             .iter()
             .flat_map(|s| s.groups.iter().flatten())
@@ -447,6 +452,14 @@ impl<'a> Lowering<'a> {
             );
             self.nodes.push(node);
         }
+        let links: usize = body
+            .flow
+            .iter()
+            .flat_map(|s| s.groups.windows(2))
+            .map(|w| w[0].len().saturating_mul(w[1].len()))
+            .fold(0usize, usize::saturating_add);
+        // Capped: a hostile flow's product of group sizes must not reserve terabytes.
+        self.edges.reserve(links.min(1 << 20));
         for (s, stmt) in body.flow.iter().enumerate() {
             for g in 1..stmt.groups.len() {
                 for (ti, src) in stmt.groups[g - 1].iter().enumerate() {
@@ -528,9 +541,10 @@ impl<'a> Lowering<'a> {
         let src_loc = Loc::Term(scope.key.clone(), fs, fg, ft);
         let dst_loc = Loc::Term(scope.key.clone(), ts, tg, tt);
         // Sources.
-        let sources: Vec<(String, Option<Label>)> = if src.name == START {
+        let resolved;
+        let sources: Vec<(&str, Option<Label>)> = if src.name == START {
             if scope.top {
-                vec![(START.to_string(), None)]
+                vec![(START, None)]
             } else {
                 Vec::new() // the body's entries are the targets, recorded below
             }
@@ -558,18 +572,21 @@ impl<'a> Lowering<'a> {
                 );
                 return;
             }
-            ends.exits
-                .into_iter()
-                .map(|(id, l)| (id, src.label.or(l)))
+            resolved = ends;
+            resolved
+                .exits
+                .iter()
+                .map(|(id, l)| (id.as_str(), src.label.or(*l)))
                 .collect()
         };
         let (max, max_knob) = self.bound(scope, src, (fs, fg, ft));
         // Targets.
-        let targets: Vec<String> = if dst.name == END {
+        let targets: Arc<[String]> = if dst.name == END {
             if scope.top {
-                vec![END.to_string()]
+                Arc::new([END.to_string()])
             } else {
-                scope.exits.extend(sources.iter().cloned());
+                let exits = sources.iter().map(|(id, l)| (id.to_string(), *l));
+                scope.exits.extend(exits);
                 return;
             }
         } else if dst.name == START {
@@ -590,13 +607,13 @@ impl<'a> Lowering<'a> {
             }
         };
         if src.name == START && !scope.top {
-            scope.entries.extend(targets);
+            scope.entries.extend(targets.iter().cloned());
             return;
         }
         for (from, label) in &sources {
-            for to in &targets {
+            for to in targets.iter() {
                 let edge = Edge {
-                    from: from.clone(),
+                    from: from.to_string(),
                     to: to.clone(),
                     label: *label,
                     max: if *label == Some(Label::Reloop) {

@@ -70,7 +70,7 @@ impl Lowering<'_> {
             top: false,
             knobs: false,
             params,
-            names: BTreeMap::new(),
+            names: rustc_hash::FxHashMap::default(),
             artifacts: BTreeMap::new(),
             origin: Some(scope.at(use_loc)),
             entries: Vec::new(),
@@ -88,8 +88,8 @@ impl Lowering<'_> {
             }
         }
         Some(Endpoints {
-            entries: inner.entries,
-            exits: inner.exits,
+            entries: inner.entries.into(),
+            exits: inner.exits.into(),
             single: false,
         })
     }
@@ -365,7 +365,7 @@ impl Lowering<'_> {
             top: false,
             knobs: scope.knobs,
             params: scope.params.clone(),
-            names: BTreeMap::new(),
+            names: rustc_hash::FxHashMap::default(),
             artifacts: scope.artifacts.clone(),
             origin: scope.origin.clone(),
             entries: Vec::new(),
@@ -395,8 +395,8 @@ impl Lowering<'_> {
             self.edges.push((edge, at.clone(), at));
         }
         Endpoints {
-            entries: vec![id],
-            exits: inner.exits,
+            entries: std::sync::Arc::new([id]),
+            exits: inner.exits.into(),
             single: false,
         }
     }

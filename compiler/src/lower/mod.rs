@@ -103,13 +103,18 @@ pub fn lower(file: &str, decl: &Decl, subgraphs: &Subgraphs<'_>) -> Lowered {
         edges: Vec::new(),
     };
     // Sort edges with their origins so both stay indexed alike.
-    let mut pairs: Vec<_> = edges.into_iter().collect();
-    pairs.sort_by(|a, b| a.0.cmp(&b.0));
-    pairs.dedup_by(|a, b| a.0 == b.0);
+    let mut edges = edges;
+    edges.sort_by(|a, b| a.0.cmp(&b.0));
+    edges.dedup_by(|a, b| a.0 == b.0);
     let mut origins = origins;
-    origins.edges = pairs.iter().map(|(_, o, _)| o.clone()).collect();
-    origins.edge_targets = pairs.iter().map(|(_, _, t)| t.clone()).collect();
-    ir.edges = pairs.into_iter().map(|(e, _, _)| e).collect();
+    ir.edges.reserve_exact(edges.len());
+    origins.edges.reserve_exact(edges.len());
+    origins.edge_targets.reserve_exact(edges.len());
+    for (edge, from, to) in edges {
+        ir.edges.push(edge);
+        origins.edges.push(from);
+        origins.edge_targets.push(to);
+    }
     ir.canonicalize();
     origins.workflow = Some(FileLoc {
         file: file.to_string(),
