@@ -80,6 +80,15 @@ impl Scope {
         })
     }
 
+    /// The IR id of `name` declared in this scope (`format!` is a tenth of lowering a
+    /// node).
+    pub(super) fn id(&self, name: &str) -> String {
+        let mut id = String::with_capacity(self.prefix.len() + name.len());
+        id.push_str(&self.prefix);
+        id.push_str(name);
+        id
+    }
+
     pub(super) fn here(&self, loc: Loc) -> FileLoc {
         FileLoc {
             file: self.file.clone(),
@@ -353,7 +362,8 @@ impl<'a> Lowering<'a> {
             }
             true
         };
-        let mut nodes = Vec::new();
+        let mut nodes = Vec::with_capacity(body.nodes.len());
+        self.nodes.reserve(body.nodes.len());
         for n in &body.nodes {
             if fresh(
                 &n.name,
@@ -361,10 +371,9 @@ impl<'a> Lowering<'a> {
                 self,
                 scope,
             ) {
-                scope.names.insert(
-                    n.name.clone(),
-                    Endpoints::node(&format!("{}{}", scope.prefix, n.name)),
-                );
+                scope
+                    .names
+                    .insert(n.name.clone(), Endpoints::node(&scope.id(&n.name)));
                 nodes.push(n);
             }
         }
@@ -420,7 +429,7 @@ impl<'a> Lowering<'a> {
                         scope.artifacts.insert(
                             name.clone(),
                             Artifact {
-                                name: Some(format!("{}{name}", scope.prefix)),
+                                name: Some(scope.id(name)),
                                 path: path.clone(),
                             },
                         );

@@ -276,7 +276,7 @@ impl Lowering<'_> {
     }
 
     pub(super) fn parallel(&mut self, scope: &mut Scope, p: &crate::syntax::Parallel) -> Endpoints {
-        let id = format!("{}{}", scope.prefix, p.name);
+        let id = scope.id(&p.name);
         let mut attrs = Attrs {
             doc: (!p.doc.is_empty()).then(|| p.doc.clone()),
             isolation: Some(p.isolation.clone().unwrap_or_else(|| "worktrees".into())),

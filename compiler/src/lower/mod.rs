@@ -104,7 +104,7 @@ pub fn lower(file: &str, decl: &Decl, subgraphs: &Subgraphs<'_>) -> Lowered {
     };
     // Sort edges with their origins so both stay indexed alike.
     let mut edges = edges;
-    edges.sort_by(|a, b| a.0.cmp(&b.0));
+    crate::ir::sort_large(&mut edges, |a, b| a.0.cmp(&b.0));
     edges.dedup_by(|a, b| a.0 == b.0);
     let mut origins = origins;
     ir.edges.reserve_exact(edges.len());

@@ -10,7 +10,7 @@ use crate::validate::{Finding, a_kind};
 
 impl Lowering<'_> {
     pub(super) fn node(&mut self, scope: &Scope, n: &NodeDecl) -> Node {
-        let id = format!("{}{}", scope.prefix, n.name);
+        let id = scope.id(&n.name);
         let mut a = Attrs {
             doc: (!n.doc.is_empty()).then(|| n.doc.clone()),
             ..Attrs::default()
@@ -245,7 +245,7 @@ impl Lowering<'_> {
                             path: self.text(scope, p),
                         },
                         Value::Named { name, path } => Artifact {
-                            name: Some(format!("{}{name}", scope.prefix)),
+                            name: Some(scope.id(name)),
                             path: self.text(scope, path),
                         },
                         v => {
