@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::RecvTimeoutError;
 
@@ -134,12 +134,15 @@ pub fn serve(connection: &Connection) -> Result<(), ServerError> {
         pending: BTreeSet::new(),
         unpublished: Arc::default(),
         shutting_down: false,
+        last_change: None,
+        in_burst: false,
     };
     server.main_loop()
 }
 
-/// How long the server waits after an edit for the next one before it checks: a burst
-/// of keystrokes is checked once, at its last version.
+/// How long the server waits, inside a burst of edits, for the next one before it
+/// checks: a burst of keystrokes is checked once, at its last version. An edit that
+/// follows a pause is checked at once (a newer edit cancels that check anyway).
 const DEBOUNCE: Duration = Duration::from_millis(10);
 
 struct Server<'c> {
@@ -151,6 +154,10 @@ struct Server<'c> {
     unpublished: Arc<Mutex<BTreeSet<String>>>,
     /// After `shutdown`, requests are refused until `exit`.
     shutting_down: bool,
+    /// When the last change arrived, and whether it came within [`DEBOUNCE`] of the
+    /// change before it.
+    last_change: Option<Instant>,
+    in_burst: bool,
 }
 
 impl Server<'_> {
@@ -162,7 +169,12 @@ impl Server<'_> {
                     .recv()
                     .map_err(|_| RecvTimeoutError::Disconnected)
             } else {
-                self.connection.receiver.recv_timeout(DEBOUNCE)
+                let wait = if self.in_burst {
+                    DEBOUNCE
+                } else {
+                    Duration::ZERO
+                };
+                self.connection.receiver.recv_timeout(wait)
             };
             let msg = match next {
                 Ok(msg) => msg,
@@ -354,6 +366,11 @@ impl Server<'_> {
 
     /// Schedules fresh diagnostics for every open file `key` can affect.
     fn republish(&mut self, key: &str) -> Result<(), ServerError> {
+        let now = Instant::now();
+        self.in_burst = self
+            .last_change
+            .is_some_and(|t| now.duration_since(t) < DEBOUNCE);
+        self.last_change = Some(now);
         self.pending.insert(key.to_string());
         Ok(())
     }
