@@ -30,7 +30,8 @@ pub struct FileLoc {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Origins {
     pub workflow: Option<FileLoc>,
-    pub nodes: BTreeMap<String, FileLoc>,
+    /// Hashed: one entry per node, filled on every lowering.
+    pub nodes: rustc_hash::FxHashMap<String, FileLoc>,
     /// Indexed like `Ir::edges`.
     pub edges: Vec<Option<FileLoc>>,
     /// Where each edge's target is written, indexed like `Ir::edges`.
