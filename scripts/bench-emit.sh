@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 if [ $# -gt 0 ]; then sizes=("$@"); else sizes=(1000 10000 50000 100000); fi
 factory=${FACTORY:-target/release/factory}
 runs=${RUNS:-3}
-cargo build -q --release --bin factory
+# The default binary is built here; one given in FACTORY is measured as it is.
+[ -n "${FACTORY:-}" ] || cargo build -q --release --bin factory
 cargo build -q --release -p factory-compiler --features testgen --example gen_layered
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

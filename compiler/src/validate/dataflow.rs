@@ -4,7 +4,7 @@
 //! one path (`./a.md`, `a.md`: [`artifact_key`]).
 
 use std::borrow::Cow;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use petgraph::graph::NodeIndex;
 
@@ -22,7 +22,7 @@ pub(super) fn check(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
         .map(|a| artifact_key(&a.path))
         .collect();
     // Only artifacts someone reads need tracking: give each a bit.
-    let mut bit: HashMap<Cow<str>, usize> = HashMap::new();
+    let mut bit: rustc_hash::FxHashMap<Cow<str>, usize> = Default::default();
     for n in &ir.nodes {
         for r in &n.attrs.reads {
             let key = artifact_key(&r.path);

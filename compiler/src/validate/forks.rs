@@ -2,7 +2,7 @@
 //! again at one join (or `select`), and branches of one fork must not write the same
 //! artifact.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use petgraph::graph::NodeIndex;
 
@@ -34,7 +34,7 @@ struct Region {
 struct Matcher<'a> {
     ir: &'a Ir,
     g: &'a Graph,
-    memo: HashMap<NodeIndex, Memo>,
+    memo: rustc_hash::FxHashMap<NodeIndex, Memo>,
     out: &'a mut Vec<Finding>,
 }
 
@@ -50,7 +50,7 @@ pub(super) fn check(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
     let mut m = Matcher {
         ir,
         g,
-        memo: HashMap::new(),
+        memo: Default::default(),
         out,
     };
     let forks: Vec<NodeIndex> = g.g.node_indices().filter(|&n| is_fork(g.kind(n))).collect();

@@ -3,6 +3,8 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use rustc_hash::FxHashMap;
+
 use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
@@ -16,7 +18,8 @@ use crate::ir::{END, Ir, Label, NodeKind};
 /// node (reported once as unknown), so the other rules still see the graph's shape.
 pub struct Graph {
     pub g: DiGraph<String, usize>,
-    pub index: HashMap<String, NodeIndex>,
+    /// Hashed with Fx: built for every check, one entry per node.
+    pub index: FxHashMap<String, NodeIndex>,
     pub kinds: Vec<Option<NodeKind>>,
     /// Topological position of every node in the graph without reloop edges (`None`
     /// inside a cycle).
@@ -26,7 +29,7 @@ pub struct Graph {
 impl Graph {
     pub fn new(ir: &Ir, out: &mut Vec<Finding>) -> Graph {
         let mut g = DiGraph::with_capacity(ir.nodes.len(), ir.edges.len());
-        let mut index = HashMap::with_capacity(ir.nodes.len());
+        let mut index = FxHashMap::with_capacity_and_hasher(ir.nodes.len(), Default::default());
         let mut kinds = Vec::with_capacity(ir.nodes.len());
         for n in &ir.nodes {
             let ix = g.add_node(n.id.clone());
