@@ -8,19 +8,12 @@ mod support;
 use std::fs;
 
 use serde_json::{Value, json};
-use support::{Client, project, uri};
+use support::{Client, position, project, uri};
 
 const LIB: &str = "subgraph review(fix: node) {\n    agent tester { role: builder }\n    flow {\n        start -> tester -> end\n    }\n}\n";
 const MAIN: &str = "import ./lib\n\nworkflow w {\n    agent a { role: builder }\n    use review(fix: a) as qa\n    flow {\n        start -> a -> qa -> end\n    }\n}\n";
 /// Its own `review`, unrelated to lib.fwf's.
 const OTHER: &str = "subgraph review() {\n    agent x { role: critic }\n    flow {\n        start -> x -> end\n    }\n}\n\nworkflow o {\n    use review() as r\n    flow {\n        start -> r -> end\n    }\n}\n";
-
-fn position(text: &str, needle: &str, shift: usize) -> Value {
-    let offset = text.find(needle).expect("needle") + shift;
-    let line = text[..offset].matches('\n').count();
-    let col = offset - text[..offset].rfind('\n').map_or(0, |i| i + 1);
-    json!({"line": line, "character": col})
-}
 
 fn offset(text: &str, pos: &Value) -> usize {
     let line = pos["line"].as_u64().expect("a line") as usize;

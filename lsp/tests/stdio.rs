@@ -9,16 +9,9 @@ use std::fs;
 
 use lsp_server::{ErrorCode, Message};
 use serde_json::{Value, json};
-use support::{Client, codes, project, uri};
+use support::{Client, codes, position, project, uri};
 
 const CLEAN: &str = "workflow w {\n    agent a { role: builder }\n    flow {\n        start -> a -> end\n    }\n}\n";
-
-fn position(text: &str, needle: &str, shift: usize) -> Value {
-    let offset = text.find(needle).expect("needle") + shift;
-    let line = text[..offset].matches('\n').count();
-    let col = offset - text[..offset].rfind('\n').map_or(0, |i| i + 1);
-    json!({"line": line, "character": col})
-}
 
 #[test]
 fn a_burst_of_edits_is_checked_at_its_last_version_and_stale_ones_are_dropped() {

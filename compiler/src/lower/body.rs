@@ -550,6 +550,7 @@ impl<'a> Lowering<'a> {
         let src_loc = Loc::Term(scope.key.clone(), fs, fg, ft);
         let dst_loc = Loc::Term(scope.key.clone(), ts, tg, tt);
         // Sources.
+        // Holds the source's endpoints while `sources` borrows their ids.
         let resolved;
         let sources: Vec<(&str, Option<Label>)> = if src.name == START {
             if scope.top {

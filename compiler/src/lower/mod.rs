@@ -75,10 +75,10 @@ pub fn lower(file: &str, decl: &Decl, subgraphs: &Subgraphs<'_>) -> Lowered {
     cx.lower_workflow(file, decl);
     let body::Lowering {
         nodes,
-        edges,
+        mut edges,
         knobs,
         inputs,
-        origins,
+        mut origins,
         findings,
         used_subgraphs,
         ..
@@ -104,10 +104,8 @@ pub fn lower(file: &str, decl: &Decl, subgraphs: &Subgraphs<'_>) -> Lowered {
         edges: Vec::new(),
     };
     // Sort edges with their origins so both stay indexed alike.
-    let mut edges = edges;
     crate::ir::sort_large(&mut edges, |a, b| a.0.cmp(&b.0));
     edges.dedup_by(|a, b| a.0 == b.0);
-    let mut origins = origins;
     ir.edges.reserve_exact(edges.len());
     origins.edges.reserve_exact(edges.len());
     origins.edge_targets.reserve_exact(edges.len());

@@ -258,6 +258,15 @@ pub fn cursor(fixture: &str) -> (String, Value) {
     (text, json!({"line": line, "character": col}))
 }
 
+/// The LSP position `shift` bytes into the first `needle` of `text` (ASCII text:
+/// columns are bytes).
+pub fn position(text: &str, needle: &str, shift: usize) -> Value {
+    let offset = text.find(needle).expect("needle") + shift;
+    let line = text[..offset].matches('\n').count();
+    let col = offset - text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    json!({"line": line, "character": col})
+}
+
 /// A position and what is there, for readable snapshots: `line:col`.
 pub fn show_position(p: &Value) -> String {
     format!("{}:{}", p["line"], p["character"])
