@@ -1,5 +1,10 @@
 //! The checking pipeline over the database: imports → lowering → graph validation →
 //! diagnostics with positions. Everything before [`file_diagnostics`] is position-free.
+//!
+//! Lowering runs in parts: [`lowering_input`] → [`lower_structure`] (a file's
+//! workflows but for their own nodes) → [`node_slots`] → [`lower_node`] (one per node).
+//! Checking ([`file_findings`]) reads the parts; only [`lower_file`] (compiling,
+//! emitting) puts a whole IR together.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -7,8 +12,10 @@ use crate::db::{Db, SourceFile, file_ast, import_key, parse_file};
 use crate::diagnostic::{
     Code, Diagnostic, Fix, Places, Severity, SpanPlaces, Subject, to_diagnostic,
 };
-use crate::lower::{self, FileLoc, Lowered, Subgraphs};
-use crate::syntax::{DeclKind, Loc};
+use std::sync::Arc;
+
+use crate::lower::{self, FileLoc, Lowered, NodePart, NodeScope, Structure, Subgraphs};
+use crate::syntax::{Ast, DeclKind, Loc, NodeDecl};
 use crate::validate::{self, Finding};
 
 /// A file's imports, followed transitively.
@@ -102,17 +109,25 @@ fn path_to(db: &dyn Db, from: SourceFile, key: &str) -> Option<Vec<String>> {
     None
 }
 
-/// Every workflow of a file, lowered, plus the findings on its declarations.
+/// The tree lowering's structure reads (see [`lower::structure_input`]): equal across
+/// edits to a node's details, so [`lower_structure`] does not run again for them.
+#[salsa::tracked(returns(ref))]
+pub fn lowering_input(db: &dyn Db, file: SourceFile) -> Arc<Ast> {
+    Arc::new(lower::structure_input(file_ast(db, file)))
+}
+
+/// Every workflow of a file, lowered but for its own nodes (see [`Structure`]), plus the
+/// findings on its imports and subgraphs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileLowering {
-    pub workflows: Vec<Lowered>,
+pub struct FileStructure {
+    pub workflows: Vec<Structure>,
     pub findings: Vec<Finding<FileLoc>>,
 }
 
 #[salsa::tracked(returns(ref))]
-pub fn lower_file(db: &dyn Db, file: SourceFile) -> FileLowering {
+pub fn lower_structure(db: &dyn Db, file: SourceFile) -> FileStructure {
     let key = file.key(db).clone();
-    let ast = file_ast(db, file);
+    let ast = lowering_input(db, file);
     let closure = import_closure(db, file);
     let mut findings = closure.findings.clone();
     // Subgraphs visible here: this file's, then imported files'.
@@ -131,7 +146,7 @@ pub fn lower_file(db: &dyn Db, file: SourceFile) -> FileLowering {
     let mut provided: Vec<(usize, BTreeSet<String>)> = Vec::new();
     for (i, imp) in ast.imports.iter().enumerate() {
         let target = db.file(&import_key(&key, &imp.path));
-        let names = file_ast(db, target)
+        let names = lowering_input(db, target)
             .decls
             .iter()
             .filter(|d| d.kind == DeclKind::Subgraph)
@@ -141,7 +156,7 @@ pub fn lower_file(db: &dyn Db, file: SourceFile) -> FileLowering {
     }
     for f in &closure.files {
         let fkey = f.key(db).clone();
-        for d in file_ast(db, *f)
+        for d in lowering_input(db, *f)
             .decls
             .iter()
             .filter(|d| d.kind == DeclKind::Subgraph)
@@ -151,13 +166,12 @@ pub fn lower_file(db: &dyn Db, file: SourceFile) -> FileLowering {
     }
     let mut used: BTreeSet<String> = BTreeSet::new();
     let mut workflows = Vec::new();
-    for d in &ast.decls {
+    for (i, d) in ast.decls.iter().enumerate() {
         match d.kind {
             DeclKind::Workflow { .. } => {
-                let lowered = lower::lower(&key, d, &subgraphs);
-                findings.extend(lowered.findings.iter().cloned());
-                used.extend(lowered.used_subgraphs.iter().cloned());
-                workflows.push(lowered);
+                let structure = lower::lower_structure(&key, d, i, &subgraphs);
+                used.extend(structure.used_subgraphs.iter().cloned());
+                workflows.push(structure);
             }
             DeclKind::Subgraph => {
                 findings.extend(lower::check_subgraph(&key, d, &subgraphs));
@@ -186,16 +200,7 @@ pub fn lower_file(db: &dyn Db, file: SourceFile) -> FileLowering {
             );
         }
     }
-    if ast.incomplete {
-        // Text skipped by a syntax error may be what used the import, knob or node.
-        findings.retain(|f| {
-            !matches!(
-                f.code,
-                Code::UnusedImport | Code::UnusedKnob | Code::UnusedNode
-            )
-        });
-    }
-    FileLowering {
+    FileStructure {
         workflows,
         findings,
     }
@@ -208,24 +213,148 @@ fn collect_uses(body: &crate::syntax::Body, used: &mut BTreeSet<String>) {
     }
 }
 
+/// A node of a workflow (or of its parallel blocks), lowered on its own by
+/// [`lower_node`]. It is named by its workflow and id; when an edit changes its
+/// declaration, only its own lowering runs again.
+#[salsa::tracked(debug)]
+pub struct NodeSlot<'db> {
+    #[returns(copy)]
+    pub workflow: usize,
+    #[returns(ref)]
+    pub id: String,
+    #[tracked]
+    #[returns(ref)]
+    pub decl: Arc<NodeDecl>,
+    #[tracked]
+    #[returns(ref)]
+    pub scope: Arc<NodeScope>,
+}
+
+/// The slots of each workflow of a file, each with its place in the workflow's nodes.
+#[derive(Debug, Clone, PartialEq, Eq, salsa::SalsaValue)]
+pub struct Slots<'db> {
+    pub workflows: Vec<Vec<(usize, NodeSlot<'db>)>>,
+}
+
+/// Pairs each slot of the file's structure with its declaration in the file's tree.
+#[salsa::tracked(returns(ref))]
+pub fn node_slots<'db>(db: &'db dyn Db, file: SourceFile) -> Slots<'db> {
+    let ast = file_ast(db, file);
+    let workflows = lower_structure(db, file)
+        .workflows
+        .iter()
+        .enumerate()
+        .map(|(w, s)| {
+            s.slots
+                .iter()
+                .filter_map(|slot| {
+                    let decl = slot.path.find(ast)?.clone();
+                    let id = s.ir.nodes.get(slot.index)?.id.clone();
+                    Some((
+                        slot.index,
+                        NodeSlot::new(db, w, id, decl, slot.scope.clone()),
+                    ))
+                })
+                .collect()
+        })
+        .collect();
+    Slots { workflows }
+}
+
+/// One node lowered on its own, with the rules about it alone.
+#[salsa::tracked(returns(ref))]
+pub fn lower_node<'db>(db: &'db dyn Db, slot: NodeSlot<'db>) -> NodePart {
+    let roles = db.roles().names(db);
+    lower::lower_node(slot.decl(db), slot.scope(db), roles.as_ref())
+}
+
+/// The slots' parts of each workflow of a file, each with its place in the nodes.
+fn parts(db: &dyn Db, file: SourceFile) -> Vec<Vec<(usize, &NodePart)>> {
+    node_slots(db, file)
+        .workflows
+        .iter()
+        .map(|slots| {
+            slots
+                .iter()
+                .map(|(index, slot)| (*index, lower_node(db, *slot)))
+                .collect()
+        })
+        .collect()
+}
+
+/// Every workflow of a file, lowered whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileLowering {
+    pub workflows: Vec<Lowered>,
+}
+
+/// Puts each workflow's structure and its nodes together. Checking does not need this
+/// (see [`file_findings`]); compiling and emitting do.
+#[salsa::tracked(returns(ref))]
+pub fn lower_file(db: &dyn Db, file: SourceFile) -> FileLowering {
+    let parts = parts(db, file);
+    let workflows = lower_structure(db, file)
+        .workflows
+        .iter()
+        .zip(&parts)
+        .map(|(s, parts)| lower::assemble(s, parts))
+        .collect();
+    FileLowering { workflows }
+}
+
+/// Every finding of a file, addressed to its source: lowering's, then — unless the tree
+/// has holes — the rules'. It reads the nodes' parts and the structure, never a whole
+/// IR, so an edit to one node's details runs that node's lowering and this.
+#[salsa::tracked(returns(ref))]
+pub fn file_findings(db: &dyn Db, file: SourceFile) -> Vec<Finding<FileLoc>> {
+    let structure = lower_structure(db, file);
+    let mut out = structure.findings.clone();
+    let mut rules = Vec::new();
+    for (s, parts) in structure.workflows.iter().zip(parts(db, file)) {
+        out.extend(s.findings.iter().cloned());
+        for (_, part) in &parts {
+            out.extend(part.findings.iter().cloned());
+            rules.extend(part.rules.iter().cloned());
+        }
+        out.extend(lower::unused_knobs(s, parts.iter().map(|(_, p)| *p)));
+    }
+    let incomplete = lowering_input(db, file).incomplete;
+    if incomplete {
+        // Text skipped by a syntax error may be what used the import, knob or node.
+        out.retain(|f| {
+            !matches!(
+                f.code,
+                Code::UnusedImport | Code::UnusedKnob | Code::UnusedNode
+            )
+        });
+    }
+    let broken = incomplete || out.iter().any(|f| f.code.severity() == Severity::Error);
+    if !broken {
+        out.extend(validate_file(db, file).iter().cloned());
+        out.extend(rules);
+    }
+    out
+}
+
 /// The skeleton of each workflow of the file (see [`validate::skeleton`]), or `None`
 /// when the graph rules must not run: on a tree with holes (skipped text, failed
 /// instances) they would only report the holes again, as unreachable nodes and missing
-/// edges.
+/// edges. It reads only the structure: the slots' nodes hold what a skeleton needs.
 #[salsa::tracked(returns(ref))]
 pub fn skeletons(db: &dyn Db, file: SourceFile) -> Option<Vec<crate::ir::Ir>> {
     if crate::ir_check::is_ir_text(file.key(db)) {
         let (ir, _) = crate::ir_check::parse_ir_file(db, file).as_ref().ok()?;
         return Some(vec![validate::skeleton(ir)]);
     }
-    let lowered = lower_file(db, file);
-    let broken = file_ast(db, file).incomplete
-        || lowered
+    let structure = lower_structure(db, file);
+    let broken = lowering_input(db, file).incomplete
+        || structure
             .findings
             .iter()
+            .chain(structure.workflows.iter().flat_map(|w| &w.findings))
             .any(|f| f.code.severity() == Severity::Error);
     (!broken).then(|| {
-        lowered
+        structure
             .workflows
             .iter()
             .map(|w| validate::skeleton(&w.ir))
@@ -244,7 +373,8 @@ pub fn graph_findings(db: &dyn Db, file: SourceFile) -> Vec<Vec<Finding>> {
 }
 
 /// Rule findings of each workflow of the file, addressed to its source: the rules about
-/// single nodes, edges and knobs, then the graph rules.
+/// edges, knobs and the nodes that are not slots, then the graph rules. (The slots'
+/// nodes are held to their rules in [`lower_node`].)
 #[salsa::tracked(returns(ref))]
 pub fn validate_file(db: &dyn Db, file: SourceFile) -> Vec<Finding<FileLoc>> {
     let mut out = Vec::new();
@@ -255,31 +385,21 @@ pub fn validate_file(db: &dyn Db, file: SourceFile) -> Vec<Finding<FileLoc>> {
         roles: db.roles().names(db).clone(),
     };
     let graph = graph_findings(db, file);
-    for (i, w) in lower_file(db, file).workflows.iter().enumerate() {
+    for (i, w) in lower_structure(db, file).workflows.iter().enumerate() {
         let fallback = w.origins.workflow.clone();
-        let local = validate::local_rules(&w.ir, &cx);
+        let mut apart = vec![false; w.ir.nodes.len()];
+        for slot in &w.slots {
+            if let Some(a) = apart.get_mut(slot.index) {
+                *a = true;
+            }
+        }
+        let local = validate::local_rules_except(&w.ir, &cx, |n| apart[n]);
         let graph = graph.get(i).into_iter().flatten().cloned();
         for f in local.into_iter().chain(graph) {
-            let Some(mut f) = f
+            let placed = f
                 .map(|r| w.origins.locate(&r).or_else(|| fallback.clone()))
-                .transpose()
-            else {
-                continue;
-            };
-            // Point at the attribute when the finding names one; a node without it
-            // (a role taken from the name, a gate's inline question) falls back to
-            // the node when positions are looked up.
-            match (&f.attr, &f.at.loc) {
-                (Some(key), Loc::Node(scope, node)) => {
-                    f.at.loc = Loc::Attr(scope.clone(), node.clone(), key.clone());
-                }
-                // A parallel block's `count` is an argument, not an attribute.
-                (Some(key), Loc::Parallel(scope, block)) => {
-                    f.at.loc = Loc::ParallelArg(scope.clone(), block.clone(), key.clone());
-                }
-                _ => {}
-            }
-            out.push(f);
+                .transpose();
+            out.extend(placed.map(lower::place));
         }
     }
     out
@@ -307,10 +427,7 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
             to_diagnostic(&f, &spans)
         })
         .collect();
-    let findings = lower_file(db, file)
-        .findings
-        .iter()
-        .chain(validate_file(db, file));
+    let findings = file_findings(db, file);
     let mut seen = BTreeSet::new();
     for f in findings {
         let d = to_diagnostic(f, &SourcePlaces(db));

@@ -1,8 +1,9 @@
 //! Incremental re-checking through the salsa database: a file is split into items
 //! (`outline`), each parsed on its own (`parse_item`), so an edit inside one item
 //! re-parses that item only; an edit that only moves text (a comment) stops at the
-//! position-free tree, while an edit to a node's attribute re-lowers and re-validates
-//! the file.
+//! position-free tree; an edit to a node's details (a timeout, a task, a role) lowers
+//! that node again and nothing else; an edit to the graph (a flow, what a node reads or
+//! writes) lowers the workflow's structure again and runs the graph rules.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -70,7 +71,11 @@ fn the_first_check_runs_every_query() {
         "parse_item",
         "parse_file",
         "file_ast",
-        "lower_file",
+        "lowering_input",
+        "lower_structure",
+        "node_slots",
+        "lower_node",
+        "file_findings",
         "skeletons",
         "graph_findings",
         "validate_file",
@@ -81,6 +86,9 @@ fn the_first_check_runs_every_query() {
     // One parse per item: 100 nodes, their flow statements, headers and braces.
     let items = counts(&log)["parse_item"];
     assert!(items > 150, "{items} items");
+    // Each node of the workflow is lowered on its own, once (all but `start` and `end`).
+    let nodes = lower_file(&db, file).workflows[0].ir.nodes.len();
+    assert_eq!(counts(&log)["lower_node"], nodes - 2);
 }
 
 #[test]
@@ -108,7 +116,7 @@ fn a_comment_edit_stops_before_lowering() {
 }
 
 #[test]
-fn an_attribute_edit_relowers_and_revalidates() {
+fn an_attribute_edit_lowers_only_that_node() {
     let (mut db, log, text) = checked();
     let head = text.find("agent l5_head {").unwrap();
     let rel = text[head..].find("timeout: 600").unwrap();
@@ -116,9 +124,10 @@ fn an_attribute_edit_relowers_and_revalidates() {
     edited.replace_range(head + rel..head + rel + 12, "timeout: 601");
     let file = db.set_text(KEY, edited);
     assert!(file_diagnostics(&db, file).is_empty());
-    // Only the edited node is parsed again; the tree changed, so the file is lowered
-    // again and the rules about single nodes run, but the graph's skeleton is equal:
-    // the graph rules (`graph_findings`) do not run.
+    // Only the edited node is parsed again. The tree changed, but what the workflow's
+    // structure reads of it did not (`lowering_input` is equal): only the edited node
+    // is lowered again (`lower_node`, once), and neither the structure, nor the
+    // skeletons, nor the graph rules run.
     assert_eq!(
         counts(&log),
         exactly(&[
@@ -127,9 +136,10 @@ fn an_attribute_edit_relowers_and_revalidates() {
             ("parse_file", 1),
             ("file_ast", 1),
             ("import_closure", 1),
-            ("lower_file", 1),
-            ("skeletons", 1),
-            ("validate_file", 1),
+            ("lowering_input", 1),
+            ("node_slots", 1),
+            ("lower_node", 1),
+            ("file_findings", 1),
             ("file_diagnostics", 1),
         ])
     );
@@ -137,6 +147,126 @@ fn an_attribute_edit_relowers_and_revalidates() {
     let ir = &lower_file(&db, file).workflows[0].ir;
     let node = ir.nodes.iter().find(|n| n.id == "l5_head").unwrap();
     assert_eq!(node.attrs.timeout, Some(601));
+}
+
+/// `text` with the first `from` after `after` replaced by `to`.
+fn edit_after(text: &str, after: &str, from: &str, to: &str) -> String {
+    let at = text.find(after).unwrap();
+    let rel = text[at..].find(from).unwrap();
+    let mut edited = text.to_string();
+    edited.replace_range(at + rel..at + rel + from.len(), to);
+    edited
+}
+
+#[test]
+fn a_node_rule_is_reported_through_that_node_alone() {
+    let (mut db, log, text) = checked();
+    let edited = edit_after(
+        &text,
+        "agent l5_head {",
+        "role: strategist",
+        "role: strategst",
+    );
+    let file = db.set_text(KEY, edited.clone());
+    let diags = file_diagnostics(&db, file);
+    let codes: Vec<&str> = diags.iter().map(|d| d.code.as_str()).collect();
+    assert_eq!(codes, ["FWF010"], "{diags:#?}");
+    // The finding points at the role attribute of the edited node.
+    assert_eq!(&edited[diags[0].span.clone()], "role");
+    let line = edited[..diags[0].span.start].lines().count();
+    assert_eq!(
+        edited.lines().nth(line - 1).map(str::trim),
+        Some("role: strategst")
+    );
+    let ran = counts(&log);
+    assert_eq!(ran.get("lower_node"), Some(&1), "{ran:?}");
+    for q in [
+        "lower_structure",
+        "skeletons",
+        "graph_findings",
+        "validate_file",
+    ] {
+        assert!(!ran.contains_key(q), "{q} ran: {ran:?}");
+    }
+
+    // Putting the role back takes the finding away, again through the node alone.
+    db.clear_log();
+    let file = db.set_text(KEY, text);
+    assert!(file_diagnostics(&db, file).is_empty());
+    assert_eq!(counts(&log).get("lower_node"), Some(&1));
+}
+
+#[test]
+fn a_graph_edit_lowers_the_structure_and_runs_the_graph_rules() {
+    let (mut db, log, text) = checked();
+    // Where a node writes is part of the graph (the dataflow rules read it).
+    let edited = edit_after(&text, "agent l5_head {", "5/plan.md", "5/plan2.md");
+    let file = db.set_text(KEY, edited);
+    assert!(file_diagnostics(&db, file).is_empty());
+    let ran = counts(&log);
+    for q in [
+        "lower_structure",
+        "skeletons",
+        "graph_findings",
+        "validate_file",
+    ] {
+        assert_eq!(ran.get(q), Some(&1), "{q}: {ran:?}");
+    }
+    let ir = &lower_file(&db, file).workflows[0].ir;
+    let node = ir.nodes.iter().find(|n| n.id == "l5_head").unwrap();
+    assert_eq!(node.attrs.writes[0].path, ".factory/layers/5/plan2.md");
+    // A node that reads the artifact reads it at its new path.
+    let reader = ir.nodes.iter().find(|n| n.id == "l5_w1").unwrap();
+    assert_eq!(reader.attrs.reads[0].path, ".factory/layers/5/plan2.md");
+}
+
+const KNOBBED: &str = "workflow w {
+    knob secs: int = 30
+    agent a { role: builder timeout: secs writes: \"a.md\" check: exists }
+    agent b { role: builder writes: \"b.md\" check: exists }
+    flow { start -> a -> b -> end }
+}
+";
+
+#[test]
+fn whether_a_knob_is_used_is_settled_where_the_nodes_meet() {
+    let roles = Some(BUILTIN_ROLES.iter().map(|r| r.to_string()).collect());
+    let (mut db, log) = Database::with_log(Arc::new(NoFiles), roles);
+    let file = db.set_text("w.fwf", KNOBBED.to_string());
+    assert!(
+        file_diagnostics(&db, file).is_empty(),
+        "{:#?}",
+        file_diagnostics(&db, file)
+    );
+
+    // The only use of the knob goes: the warning comes, though only `a` is lowered
+    // again.
+    db.clear_log();
+    let file = db.set_text("w.fwf", KNOBBED.replace("timeout: secs", "timeout: 30"));
+    let codes: Vec<&str> = file_diagnostics(&db, file)
+        .iter()
+        .map(|d| d.code.as_str())
+        .collect();
+    assert_eq!(codes, ["FWF103"]);
+    let ran = counts(&log);
+    assert_eq!(ran.get("lower_node"), Some(&1), "{ran:?}");
+    assert!(!ran.contains_key("lower_structure"), "{ran:?}");
+
+    // A template naming the knob in the other node uses it again.
+    let file = db.set_text(
+        "w.fwf",
+        KNOBBED.replace("timeout: secs", "timeout: 30").replace(
+            "agent b { role: builder",
+            "agent b { role: builder task: \"wait {{knobs.secs}}s\"",
+        ),
+    );
+    assert!(
+        file_diagnostics(&db, file).is_empty(),
+        "{:#?}",
+        file_diagnostics(&db, file)
+    );
+    let ir = &lower_file(&db, file).workflows[0].ir;
+    assert_eq!(ir.node("a").unwrap().attrs.timeout, Some(30));
 }
 
 #[test]
@@ -213,7 +343,7 @@ fn editing_one_file_rechecks_only_the_files_that_depend_on_it() {
     println!("main = {main_id}, executed: {entries:?}");
     let lowered: Vec<&String> = entries
         .iter()
-        .filter(|e| e.starts_with("lower_file"))
+        .filter(|e| e.starts_with("lower_structure"))
         .collect();
     assert_eq!(
         lowered.len(),
@@ -230,7 +360,7 @@ fn editing_one_file_rechecks_only_the_files_that_depend_on_it() {
         log.lock()
             .unwrap()
             .iter()
-            .filter(|e| e.starts_with("lower_file"))
+            .filter(|e| e.starts_with("lower_structure"))
             .count(),
         1,
         "main.fwf is lowered again, other.fwf is not"

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::{FileLoc, Origins, Subgraphs};
+use super::{FileLoc, NodePath, NodeScope, Origins, Slot, Subgraphs};
 use crate::diagnostic::{Code, Fix, Subject};
 use crate::ir::{
     Artifact, Attrs, END, Edge, FloatText, Knob, KnobType, Label, Literal, Node, NodeKind, START,
@@ -64,7 +64,12 @@ pub(super) struct Scope {
     pub(super) params: BTreeMap<String, Binding>,
     /// Hashed: a large body looks a name up for every term of its flow.
     pub(super) names: FxHashMap<String, Endpoints>,
-    pub(super) artifacts: BTreeMap<String, Artifact>,
+    /// Shared with the scope of each node lowered on its own (see [`NodeScope`]).
+    pub(super) artifacts: Arc<BTreeMap<String, Artifact>>,
+    /// Where this body's nodes are in the file's tree, when they are lowered on their
+    /// own ([`super::lower_node`]): in a workflow and its parallel blocks, not in an
+    /// instance (its nodes take the instance's arguments).
+    pub(super) slot: Option<NodePath>,
     /// Inside an instance, every origin is the `use` in the outermost file.
     pub(super) origin: Option<FileLoc>,
     /// Entries and exits of a non-top body, from `start ->` and `-> end`.
@@ -89,6 +94,25 @@ impl Scope {
         id
     }
 
+    /// The scope a node of `cx` is lowered in on its own.
+    pub(super) fn for_node(cx: &NodeScope) -> Scope {
+        Scope {
+            file: cx.file.clone(),
+            key: cx.key.clone(),
+            prefix: cx.prefix.clone(),
+            // Only flows tell `end` apart inside and outside a subgraph; a node does not.
+            top: true,
+            knobs: true,
+            params: BTreeMap::new(),
+            names: FxHashMap::default(),
+            artifacts: cx.artifacts.clone(),
+            slot: None,
+            origin: None,
+            entries: Vec::new(),
+            exits: Vec::new(),
+        }
+    }
+
     pub(super) fn here(&self, loc: Loc) -> FileLoc {
         FileLoc {
             file: self.file.clone(),
@@ -107,6 +131,10 @@ pub(super) struct Lowering<'a> {
     pub origins: Origins,
     pub findings: Vec<Finding<FileLoc>>,
     pub used_subgraphs: BTreeSet<String>,
+    /// The nodes left to [`super::lower_node`], each with its id.
+    pub slots: Vec<(String, Slot)>,
+    /// Whether the workflow is headless (for the rules the slots' nodes are held to).
+    pub(super) headless: bool,
     /// Subgraphs being instantiated (to refuse recursion).
     pub(super) stack: Vec<String>,
     /// Findings inside an instantiated subgraph belong to the subgraph's own file and
@@ -126,6 +154,8 @@ impl<'a> Lowering<'a> {
             origins: Origins::default(),
             findings: Vec::new(),
             used_subgraphs: BTreeSet::new(),
+            slots: Vec::new(),
+            headless: false,
             stack: Vec::new(),
             quiet: 0,
             used_knobs: BTreeSet::new(),
@@ -138,7 +168,14 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    pub fn lower_workflow(&mut self, file: &str, decl: &Decl) {
+    /// Lowers workflow `decl`, the `index`th declaration of its file. Its nodes, and
+    /// those of its parallel blocks, are left as slots: only what the graph needs of
+    /// them is lowered here (see [`super::structure_input`]).
+    pub fn lower_workflow(&mut self, file: &str, decl: &Decl, index: usize) {
+        self.headless = matches!(
+            decl.kind,
+            crate::syntax::DeclKind::Workflow { headless: true }
+        );
         let mut scope = Scope {
             file: file.to_string(),
             key: decl.name.clone(),
@@ -147,7 +184,12 @@ impl<'a> Lowering<'a> {
             knobs: true,
             params: BTreeMap::new(),
             names: FxHashMap::default(),
-            artifacts: BTreeMap::new(),
+            artifacts: Arc::default(),
+            slot: Some(NodePath {
+                decl: index,
+                parallels: Vec::new(),
+                node: 0,
+            }),
             origin: None,
             entries: Vec::new(),
             exits: Vec::new(),
@@ -160,7 +202,7 @@ impl<'a> Lowering<'a> {
                 name: Some(input.name.clone()),
                 path: input.path.clone(),
             };
-            scope.artifacts.insert(input.name.clone(), art.clone());
+            Arc::make_mut(&mut scope.artifacts).insert(input.name.clone(), art.clone());
             self.inputs.push(art);
         }
         for (id, kind) in [(START, NodeKind::Start), (END, NodeKind::End)] {
@@ -174,27 +216,9 @@ impl<'a> Lowering<'a> {
                 .insert(id.to_string(), scope.here(Loc::Decl(decl.name.clone())));
         }
         self.body(&mut scope, &decl.body);
+        // Which knobs are unused is known only with the slots' nodes lowered: it is
+        // reported where the parts are put together ([`super::unused_knobs`]).
         self.scan_knob_templates();
-        for k in &decl.body.knobs {
-            if !self.used_knobs.contains(&k.name) {
-                self.report(
-                    Finding::new(
-                        Code::UnusedKnob,
-                        scope.here(Loc::Knob(scope.key.clone(), k.name.clone())),
-                        format!("knob `{}` is never used", k.name),
-                    )
-                    .about(Subject::Knob(k.name.clone()))
-                    .fix(Fix::RemoveLine {
-                        keyword: "knob".into(),
-                    })
-                    .label("unused")
-                    .help(format!(
-                        "use it (`(max {0})`, an argument, `{{{{knobs.{0}}}}}`) or delete it",
-                        k.name
-                    )),
-                );
-            }
-        }
     }
 
     /// Lowers a subgraph on its own, with placeholder arguments, to report the findings
@@ -221,7 +245,8 @@ impl<'a> Lowering<'a> {
             knobs: false,
             params,
             names: FxHashMap::default(),
-            artifacts: BTreeMap::new(),
+            artifacts: Arc::default(),
+            slot: None,
             origin: None,
             entries: Vec::new(),
             exits: Vec::new(),
@@ -364,7 +389,7 @@ impl<'a> Lowering<'a> {
         };
         let mut nodes = Vec::with_capacity(body.nodes.len());
         self.nodes.reserve(body.nodes.len());
-        for n in &body.nodes {
+        for (i, n) in body.nodes.iter().enumerate() {
             if fresh(
                 &n.name,
                 Loc::Node(scope.key.clone(), n.name.clone()),
@@ -374,7 +399,7 @@ impl<'a> Lowering<'a> {
                 scope
                     .names
                     .insert(n.name.clone(), Endpoints::node(&scope.id(&n.name)));
-                nodes.push(n);
+                nodes.push((i, n));
             }
         }
         for u in &body.uses {
@@ -397,7 +422,7 @@ impl<'a> Lowering<'a> {
                 .entry(name.clone())
                 .or_insert_with(Endpoints::placeholder);
         }
-        for p in &body.parallels {
+        for (i, p) in body.parallels.iter().enumerate() {
             if !fresh(
                 &p.name,
                 Loc::Parallel(scope.key.clone(), p.name.clone()),
@@ -406,10 +431,10 @@ impl<'a> Lowering<'a> {
             ) {
                 continue;
             }
-            let ends = self.parallel(scope, p);
+            let ends = self.parallel(scope, p, i);
             scope.names.insert(p.name.clone(), ends);
         }
-        for n in &nodes {
+        for (_, n) in &nodes {
             for a in n.attrs.iter().filter(|a| a.key == "writes") {
                 for v in &a.values {
                     if let Value::Named { name, path } = v {
@@ -426,18 +451,18 @@ impl<'a> Lowering<'a> {
                             );
                             continue;
                         }
-                        scope.artifacts.insert(
-                            name.clone(),
-                            Artifact {
-                                name: Some(scope.id(name)),
-                                path: path.clone(),
-                            },
-                        );
+                        let art = Artifact {
+                            name: Some(scope.id(name)),
+                            path: path.clone(),
+                        };
+                        Arc::make_mut(&mut scope.artifacts).insert(name.clone(), art);
                     }
                 }
             }
         }
-        for n in nodes {
+        // The scope every slot of this body is lowered in, made with the first slot.
+        let mut node_scope: Option<Arc<NodeScope>> = None;
+        for (i, n) in nodes {
             if !in_flow.contains(n.name.as_str()) {
                 self.report(
                     Finding::new(
@@ -454,7 +479,30 @@ impl<'a> Lowering<'a> {
                 );
                 continue;
             }
-            let node = self.node(scope, n);
+            let node = match &scope.slot {
+                Some(path) => {
+                    // Only the graph's part of a slot's node is lowered here (its
+                    // findings come from `lower_node`).
+                    self.quiet += 1;
+                    let node = self.node(scope, n);
+                    self.quiet -= 1;
+                    let cx = node_scope
+                        .get_or_insert_with(|| Arc::new(self.node_scope(scope)))
+                        .clone();
+                    let path = NodePath {
+                        node: i,
+                        ..path.clone()
+                    };
+                    let slot = Slot {
+                        path,
+                        index: 0, // set once the nodes are in their final order
+                        scope: cx,
+                    };
+                    self.slots.push((node.id.clone(), slot));
+                    node
+                }
+                None => self.node(scope, n),
+            };
             self.origins.nodes.insert(
                 node.id.clone(),
                 scope.at(Loc::Node(scope.key.clone(), n.name.clone())),
@@ -501,6 +549,18 @@ impl<'a> Lowering<'a> {
                     }
                 }
             }
+        }
+    }
+
+    /// What a node of `scope` needs to be lowered on its own.
+    fn node_scope(&self, scope: &Scope) -> NodeScope {
+        NodeScope {
+            file: scope.file.clone(),
+            key: scope.key.clone(),
+            prefix: scope.prefix.clone(),
+            knobs: self.knobs.clone(),
+            artifacts: scope.artifacts.clone(),
+            headless: self.headless,
         }
     }
 
@@ -726,19 +786,20 @@ impl Lowering<'_> {
     /// Marks knobs used through `{{knobs.x}}` in any template.
     fn scan_knob_templates(&mut self) {
         for n in &self.nodes {
-            let a = &n.attrs;
-            for text in [&a.task, &a.run, &a.question, &a.prompt, &a.model]
-                .into_iter()
-                .flatten()
-            {
-                for v in crate::validate::template_vars(text) {
-                    if let Some(k) = v.strip_prefix("knobs.") {
-                        self.used_knobs.insert(k.to_string());
-                    }
-                }
-            }
+            self.used_knobs
+                .extend(knobs_in_templates(n).map(str::to_string));
         }
     }
+}
+
+/// The knobs node `n`'s templates name (`{{knobs.x}}`).
+pub(super) fn knobs_in_templates(n: &Node) -> impl Iterator<Item = &str> {
+    let a = &n.attrs;
+    [&a.task, &a.run, &a.question, &a.prompt, &a.model]
+        .into_iter()
+        .flatten()
+        .flat_map(|text| crate::validate::template_vars(text))
+        .filter_map(|v| v.strip_prefix("knobs."))
 }
 
 /// The instance aliases and parallel block names of one body: the prefixes of the ids

@@ -71,7 +71,8 @@ impl Lowering<'_> {
             knobs: false,
             params,
             names: rustc_hash::FxHashMap::default(),
-            artifacts: BTreeMap::new(),
+            artifacts: Default::default(),
+            slot: None,
             origin: Some(scope.at(use_loc)),
             entries: Vec::new(),
             exits: Vec::new(),
@@ -82,9 +83,10 @@ impl Lowering<'_> {
         self.quiet -= 1;
         self.stack.pop();
         // The instance's named artifacts are visible as `alias.name`.
-        for (name, art) in inner.artifacts {
+        for (name, art) in inner.artifacts.iter() {
             if !name.contains('.') {
-                scope.artifacts.insert(format!("{}.{name}", u.alias), art);
+                std::sync::Arc::make_mut(&mut scope.artifacts)
+                    .insert(format!("{}.{name}", u.alias), art.clone());
             }
         }
         Some(Endpoints {
@@ -275,7 +277,13 @@ impl Lowering<'_> {
         ok.then_some(out)
     }
 
-    pub(super) fn parallel(&mut self, scope: &mut Scope, p: &crate::syntax::Parallel) -> Endpoints {
+    /// Lowers parallel block `p`, the `index`th of its body.
+    pub(super) fn parallel(
+        &mut self,
+        scope: &mut Scope,
+        p: &crate::syntax::Parallel,
+        index: usize,
+    ) -> Endpoints {
         let id = scope.id(&p.name);
         let mut attrs = Attrs {
             doc: (!p.doc.is_empty()).then(|| p.doc.clone()),
@@ -367,6 +375,11 @@ impl Lowering<'_> {
             params: scope.params.clone(),
             names: rustc_hash::FxHashMap::default(),
             artifacts: scope.artifacts.clone(),
+            slot: scope.slot.as_ref().map(|path| {
+                let mut path = path.clone();
+                path.parallels.push(index);
+                path
+            }),
             origin: scope.origin.clone(),
             entries: Vec::new(),
             exits: Vec::new(),

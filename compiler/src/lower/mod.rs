@@ -5,6 +5,12 @@
 //! the value so the outer loop can tune it), and every edge is made explicit. Findings
 //! here are the rules that need the tree (names, imports, arguments, attributes); the
 //! graph rules run afterwards on the IR in [`crate::validate`].
+//!
+//! Lowering is split so that an edit to one node's details lowers that node only:
+//! [`lower_structure`] lowers a workflow from [`structure_input`] (its nodes reduced to
+//! what the graph needs) and leaves each of its own nodes as a [`Slot`];
+//! [`lower_node`] lowers one slot's node in full; [`assemble`] puts them together,
+//! and [`unused_knobs`] decides what only the whole can tell.
 
 mod attrs;
 mod body;
@@ -12,9 +18,11 @@ mod instance;
 mod node;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
-use crate::ir::{IR_VERSION, Ir, WorkflowMeta};
-use crate::syntax::{Decl, DeclKind, Loc};
+use crate::diagnostic::{Code, Fix, Subject};
+use crate::ir::{Artifact, IR_VERSION, Ir, Knob, Node, WorkflowMeta};
+use crate::syntax::{Ast, Body, Decl, DeclKind, GateBy, Loc, NodeDecl, Parallel};
 use crate::validate::{Finding, IrRef};
 
 pub use attrs::ALLOWED_ATTRS;
@@ -68,11 +76,167 @@ pub struct Lowered {
     pub used_subgraphs: BTreeSet<String>,
 }
 
-/// Lowers workflow `decl` of file `file`.
-pub fn lower(file: &str, decl: &Decl, subgraphs: &Subgraphs<'_>) -> Lowered {
+/// A workflow lowered but for its own nodes' details: everything the graph rules read,
+/// with the nodes of the workflow and of its parallel blocks left as [`Slot`]s for
+/// [`lower_node`]. An edit to a node's task, role or timeout leaves it equal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Structure {
+    /// Complete except the slots' nodes, which hold only their kind, reads, writes,
+    /// outcomes and evaluator.
+    pub ir: Ir,
+    pub origins: Origins,
+    /// The findings of the workflow outside its slots' nodes.
+    pub findings: Vec<Finding<FileLoc>>,
+    pub used_subgraphs: BTreeSet<String>,
+    /// Knobs used outside the slots' nodes.
+    pub used_knobs: BTreeSet<String>,
+    /// The knobs declared, each with where.
+    pub knobs: Vec<(String, FileLoc)>,
+    pub slots: Vec<Slot>,
+}
+
+/// A node lowered on its own, by [`lower_node`]. (The scope is shared by the slots of
+/// one body, so comparing slots mostly compares pointers.)
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Slot {
+    /// Where its declaration is in the file's tree.
+    pub path: NodePath,
+    /// Its place in [`Structure::ir`]'s nodes.
+    pub index: usize,
+    pub scope: Arc<NodeScope>,
+}
+
+/// Where a node declaration is in a file's tree: the declaration's index, the parallel
+/// blocks (by index) down to its body, and its index in that body.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct NodePath {
+    pub decl: usize,
+    pub parallels: Vec<usize>,
+    pub node: usize,
+}
+
+impl NodePath {
+    pub fn find<'a>(&self, ast: &'a Ast) -> Option<&'a Arc<NodeDecl>> {
+        let mut body = &ast.decls.get(self.decl)?.body;
+        for &p in &self.parallels {
+            body = &body.parallels.get(p)?.body;
+        }
+        body.nodes.get(self.node)
+    }
+}
+
+/// What lowering one node needs of the body it is declared in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeScope {
+    pub file: String,
+    /// The scope its locations are under (`Loc::Node(key, name)`).
+    pub key: String,
+    /// Prepended to its name to make its id.
+    pub prefix: String,
+    /// The workflow's knobs, for knob references.
+    pub knobs: Vec<Knob>,
+    /// The artifacts its `reads` may name.
+    pub artifacts: Arc<BTreeMap<String, Artifact>>,
+    pub headless: bool,
+}
+
+/// A node lowered on its own: the node, the findings of lowering it, the rules about
+/// it alone, and the knobs it uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodePart {
+    pub node: Node,
+    pub findings: Vec<Finding<FileLoc>>,
+    pub rules: Vec<Finding<FileLoc>>,
+    pub used_knobs: Vec<String>,
+}
+
+/// The tree lowering's structure reads: the file as written, except that the nodes of
+/// workflows (and of their parallel blocks) keep only what the graph needs — kind,
+/// evaluator, `reads`, `writes` and `outcomes`. It is equal across edits to anything
+/// else in a node, so [`lower_structure`] does not run again for them. Subgraphs are
+/// kept whole: their nodes are lowered with each instance's arguments.
+pub fn structure_input(ast: &Ast) -> Ast {
+    fn strip(body: &Body) -> Body {
+        Body {
+            nodes: body
+                .nodes
+                .iter()
+                .map(|n| n.view.get_or_init(|| Arc::new(graph_view(n))).clone())
+                .collect(),
+            parallels: body
+                .parallels
+                .iter()
+                .map(|p| Parallel {
+                    name: p.name.clone(),
+                    doc: p.doc.clone(),
+                    args: p.args.clone(),
+                    isolation: p.isolation.clone(),
+                    body: strip(&p.body),
+                })
+                .collect(),
+            inputs: body.inputs.clone(),
+            knobs: body.knobs.clone(),
+            uses: body.uses.clone(),
+            flow: body.flow.clone(),
+            recovered: body.recovered.clone(),
+        }
+    }
+    Ast {
+        doc: String::new(),
+        imports: ast.imports.clone(),
+        decls: ast
+            .decls
+            .iter()
+            .map(|d| match d.kind {
+                DeclKind::Workflow { .. } => Decl {
+                    kind: d.kind,
+                    name: d.name.clone(),
+                    doc: d.doc.clone(),
+                    params: d.params.clone(),
+                    body: strip(&d.body),
+                },
+                DeclKind::Subgraph => d.clone(),
+            })
+            .collect(),
+        incomplete: ast.incomplete,
+    }
+}
+
+/// What the graph needs of node `n`: its name, kind, evaluator, strategy, `reads`,
+/// `writes` and `outcomes`. Kept with the node (`NodeDecl::view`), so an unchanged node
+/// gives the same view, compared by pointer.
+fn graph_view(n: &NodeDecl) -> NodeDecl {
+    NodeDecl {
+        gate_by: n.gate_by.as_ref().map(|g| match g {
+            GateBy::Agent(_) => GateBy::Agent(String::new()),
+            GateBy::Fn(_) => GateBy::Fn(String::new()),
+            GateBy::User => GateBy::User,
+        }),
+        strategy: n.strategy.clone(),
+        attrs: n
+            .attrs
+            .iter()
+            .filter(|a| GRAPH_ATTRS.contains(&a.key.as_str()))
+            .cloned()
+            .collect(),
+        ..NodeDecl::new(n.name.clone(), n.kind)
+    }
+}
+
+/// The attributes of a node that the graph rules read.
+const GRAPH_ATTRS: &[&str] = &["reads", "writes", "outcomes"];
+
+/// Lowers workflow `decl`, the `index`th declaration of file `file`, but for its
+/// slots' nodes.
+pub fn lower_structure(
+    file: &str,
+    decl: &Decl,
+    index: usize,
+    subgraphs: &Subgraphs<'_>,
+) -> Structure {
     let headless = matches!(decl.kind, DeclKind::Workflow { headless: true });
     let mut cx = body::Lowering::new(subgraphs);
-    cx.lower_workflow(file, decl);
+    cx.lower_workflow(file, decl, index);
     let body::Lowering {
         nodes,
         mut edges,
@@ -81,6 +245,8 @@ pub fn lower(file: &str, decl: &Decl, subgraphs: &Subgraphs<'_>) -> Lowered {
         mut origins,
         findings,
         used_subgraphs,
+        used_knobs,
+        slots,
         ..
     } = cx;
     let description = decl
@@ -115,15 +281,136 @@ pub fn lower(file: &str, decl: &Decl, subgraphs: &Subgraphs<'_>) -> Lowered {
         origins.edge_targets.push(to);
     }
     ir.canonicalize();
+    let slots = slots
+        .into_iter()
+        .filter_map(|(id, slot)| {
+            let index = ir.nodes.binary_search_by(|n| n.id.cmp(&id)).ok()?;
+            Some(Slot { index, ..slot })
+        })
+        .collect();
     origins.workflow = Some(FileLoc {
         file: file.to_string(),
         loc: Loc::Decl(decl.name.clone()),
     });
-    Lowered {
+    let knobs = decl
+        .body
+        .knobs
+        .iter()
+        .map(|k| {
+            let at = FileLoc {
+                file: file.to_string(),
+                loc: Loc::Knob(decl.name.clone(), k.name.clone()),
+            };
+            (k.name.clone(), at)
+        })
+        .collect();
+    Structure {
         ir,
         origins,
         findings,
         used_subgraphs,
+        used_knobs,
+        knobs,
+        slots,
+    }
+}
+
+/// Lowers node `decl` in `scope`: the node with every attribute, the findings of
+/// lowering it, and the rules about it alone (`roles`: those with a prompt, `None` to
+/// skip the role check).
+pub fn lower_node(
+    decl: &NodeDecl,
+    scope: &NodeScope,
+    roles: Option<&BTreeSet<String>>,
+) -> NodePart {
+    let subgraphs = Subgraphs::new();
+    let mut cx = body::Lowering::new(&subgraphs);
+    cx.knobs = scope.knobs.clone();
+    let body_scope = body::Scope::for_node(scope);
+    let node = cx.node(&body_scope, decl);
+    let mut used_knobs: Vec<String> = cx.used_knobs.into_iter().collect();
+    used_knobs.extend(body::knobs_in_templates(&node).map(str::to_string));
+    let at = FileLoc {
+        file: scope.file.clone(),
+        loc: Loc::Node(scope.key.clone(), decl.name.clone()),
+    };
+    let rules = crate::validate::node_rules(&node, &scope.knobs, scope.headless, roles)
+        .into_iter()
+        .map(|f| place(f.map(|_| at.clone())))
+        .collect();
+    NodePart {
+        node,
+        findings: cx.findings,
+        rules,
+        used_knobs,
+    }
+}
+
+/// Points a rule's finding that names an attribute at that attribute. (A node without
+/// it — a role taken from the name, a gate's inline question — falls back to the node
+/// when positions are looked up.)
+pub fn place(mut f: Finding<FileLoc>) -> Finding<FileLoc> {
+    match (&f.attr, &f.at.loc) {
+        (Some(key), Loc::Node(scope, node)) => {
+            f.at.loc = Loc::Attr(scope.clone(), node.clone(), key.clone());
+        }
+        // A parallel block's `count` is an argument, not an attribute.
+        (Some(key), Loc::Parallel(scope, block)) => {
+            f.at.loc = Loc::ParallelArg(scope.clone(), block.clone(), key.clone());
+        }
+        _ => {}
+    }
+    f
+}
+
+/// The knobs of workflow `s` used nowhere: not in its structure, not in its slots'
+/// nodes (`parts`).
+pub fn unused_knobs<'p>(
+    s: &Structure,
+    parts: impl IntoIterator<Item = &'p NodePart>,
+) -> Vec<Finding<FileLoc>> {
+    let mut used: BTreeSet<&str> = s.used_knobs.iter().map(String::as_str).collect();
+    for part in parts {
+        used.extend(part.used_knobs.iter().map(String::as_str));
+    }
+    s.knobs
+        .iter()
+        .filter(|(name, _)| !used.contains(name.as_str()))
+        .map(|(name, at)| {
+            Finding::new(
+                Code::UnusedKnob,
+                at.clone(),
+                format!("knob `{name}` is never used"),
+            )
+            .about(Subject::Knob(name.clone()))
+            .fix(Fix::RemoveLine {
+                keyword: "knob".into(),
+            })
+            .label("unused")
+            .help(format!(
+                "use it (`(max {name})`, an argument, `{{{{knobs.{name}}}}}`) or delete it"
+            ))
+        })
+        .collect()
+}
+
+/// The whole workflow: structure `s` with its slots' nodes (`parts`, each with its
+/// place in the nodes) put in place.
+pub fn assemble(s: &Structure, parts: &[(usize, &NodePart)]) -> Lowered {
+    let mut ir = s.ir.clone();
+    let mut findings = s.findings.clone();
+    for (index, part) in parts {
+        if let Some(node) = ir.nodes.get_mut(*index) {
+            *node = part.node.clone();
+        }
+        findings.extend(part.findings.iter().cloned());
+    }
+    findings.extend(unused_knobs(s, parts.iter().map(|(_, p)| *p)));
+    Lowered {
+        ir,
+        origins: s.origins.clone(),
+        findings,
+        used_subgraphs: s.used_subgraphs.clone(),
     }
 }
 

@@ -157,7 +157,7 @@ pub enum GateBy {
     User,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct NodeDecl {
     pub name: String,
     pub kind: NodeKind,
@@ -169,6 +169,67 @@ pub struct NodeDecl {
     /// A select's strategy (`select best by best_score`).
     pub strategy: Option<String>,
     pub attrs: Vec<Attr>,
+    /// A view of this node made from it on first use and kept with it, so a node
+    /// whose parse is kept across an edit keeps the same view (`lower::structure_input`
+    /// keeps what the graph needs here). Not part of the node's value: ignored by
+    /// `==` and `Debug`.
+    pub view: std::sync::OnceLock<Arc<NodeDecl>>,
+}
+
+impl NodeDecl {
+    pub fn new(name: String, kind: NodeKind) -> NodeDecl {
+        NodeDecl {
+            name,
+            kind,
+            doc: String::new(),
+            gate_by: None,
+            inline: None,
+            strategy: None,
+            attrs: Vec::new(),
+            view: std::sync::OnceLock::new(),
+        }
+    }
+}
+
+impl PartialEq for NodeDecl {
+    fn eq(&self, other: &NodeDecl) -> bool {
+        let NodeDecl {
+            name,
+            kind,
+            doc,
+            gate_by,
+            inline,
+            strategy,
+            attrs,
+            view: _,
+        } = self;
+        (name, kind, doc, gate_by, inline, strategy, attrs)
+            == (
+                &other.name,
+                &other.kind,
+                &other.doc,
+                &other.gate_by,
+                &other.inline,
+                &other.strategy,
+                &other.attrs,
+            )
+    }
+}
+
+impl Eq for NodeDecl {}
+
+impl std::fmt::Debug for NodeDecl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NodeDecl")
+            .field("name", &self.name)
+            .field("kind", &self.kind)
+            .field("doc", &self.doc)
+            .field("gate_by", &self.gate_by)
+            .field("inline", &self.inline)
+            .field("strategy", &self.strategy)
+            .field("attrs", &self.attrs)
+            .finish()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

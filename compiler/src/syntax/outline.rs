@@ -150,7 +150,11 @@ pub fn outline(text: &str) -> Vec<Chunk> {
                 (Level::Body, w) if vocabulary::body_starts().any(|k| k == w) => {
                     let (name, _) = word_at(text, skip_ws(text, after));
                     let end = item_end(text, pos, level);
-                    (ItemKind::Declaration, format!("{w} {name}"), end, None)
+                    let mut id = String::with_capacity(w.len() + 1 + name.len());
+                    id.push_str(w);
+                    id.push(' ');
+                    id.push_str(name);
+                    (ItemKind::Declaration, id, end, None)
                 }
                 _ => {
                     let end = item_end(text, pos, level);
@@ -196,8 +200,10 @@ fn skip_ws(text: &str, pos: usize) -> usize {
 /// The word (letters, digits, `_` and `.`) at `pos`, and the position after it.
 fn word_at(text: &str, pos: usize) -> (&str, usize) {
     let rest = &text[pos.min(text.len())..];
+    // Bytes, not chars: a word is ASCII, and this runs for every word of the file.
     let len = rest
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .bytes()
+        .position(|b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'.'))
         .unwrap_or(rest.len());
     (&rest[..len], pos + len)
 }

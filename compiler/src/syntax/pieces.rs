@@ -463,13 +463,8 @@ fn node(pair: Pair<'_, Rule>) -> Piece {
         _ => NodeKind::Llm,
     };
     let mut node = NodeDecl {
-        name: String::new(),
-        kind,
         doc,
-        gate_by: None,
-        inline: None,
-        strategy: None,
-        attrs: Vec::new(),
+        ..NodeDecl::new(String::new(), kind)
     };
     let mut name_at = None;
     let mut keys = Vec::new();

@@ -6,52 +6,62 @@ use super::{Context, Finding, IrRef, a_kind};
 use crate::diagnostic::fix::DEFAULT_BOUND;
 use crate::diagnostic::{Code, Fix, Subject};
 use crate::ir::conventions::{MAX_PARALLEL, MAX_RELOOP, parallel_count_ok};
-use crate::ir::{Evaluator, Ir, KnobType, Label, Literal, NodeKind};
+use crate::ir::{Evaluator, Ir, Knob, KnobType, Label, Literal, NodeKind};
 
-pub(super) fn check(ir: &Ir, cx: &Context, out: &mut Vec<Finding>) {
+pub(super) fn check(ir: &Ir, cx: &Context, apart: impl Fn(usize) -> bool, out: &mut Vec<Finding>) {
     knobs(ir, out);
     for (i, e) in ir.edges.iter().enumerate() {
         edge(ir, i, e, out);
     }
-    for n in &ir.nodes {
-        let at = IrRef::Node(n.id.clone());
-        if let (Some(roles), Some(role)) = (&cx.roles, &n.attrs.role)
-            && matches!(n.kind, NodeKind::Agent | NodeKind::Gate)
-            && !roles.contains(role)
-        {
-            let known: Vec<&str> = roles.iter().map(String::as_str).collect();
-            out.push(
-                Finding::new(Code::UnknownRole, at.clone(), format!("unknown role `{role}`"))
-                    .about(Subject::Role(role.clone()))
-                    .fix(Fix::CreatePrompt { role: role.clone() })
-                    .label("no prompt for this role")
-                    .attr("role")
-                    .help(format!(
-                        "create `prompts/{role}.md` (or `.factory/agents/{role}.md`), or use a known role: {}",
-                        known.join(", ")
-                    )),
-            );
-        }
-        if n.kind == NodeKind::Parallel {
-            parallel_count(ir, n, out);
-        }
-        if ir.workflow.headless
-            && n.kind == NodeKind::Gate
-            && n.attrs.evaluator == Some(Evaluator::User)
-        {
-            out.push(
-                Finding::new(
-                    Code::UserGateInHeadless,
-                    at.clone(),
-                    format!("gate `{}` waits for a person, but this mode is headless", n.id),
-                )
-                .about(Subject::Node(n.id.clone()))
-                .label("a user gate")
-                .help("evaluate the gate with `agent(ceo)` or `fn(\"...\")`, or drop `headless` from the workflow"),
-            );
+    for (i, n) in ir.nodes.iter().enumerate() {
+        if !apart(i) {
+            node(n, &ir.knobs, ir.workflow.headless, cx.roles.as_ref(), out);
         }
     }
     outcomes(ir, out);
+}
+
+pub(super) fn node(
+    n: &crate::ir::Node,
+    knobs: &[Knob],
+    headless: bool,
+    roles: Option<&std::collections::BTreeSet<String>>,
+    out: &mut Vec<Finding>,
+) {
+    let at = IrRef::Node(n.id.clone());
+    if let (Some(roles), Some(role)) = (roles, &n.attrs.role)
+        && matches!(n.kind, NodeKind::Agent | NodeKind::Gate)
+        && !roles.contains(role)
+    {
+        let known: Vec<&str> = roles.iter().map(String::as_str).collect();
+        out.push(
+            Finding::new(Code::UnknownRole, at.clone(), format!("unknown role `{role}`"))
+                .about(Subject::Role(role.clone()))
+                .fix(Fix::CreatePrompt { role: role.clone() })
+                .label("no prompt for this role")
+                .attr("role")
+                .help(format!(
+                    "create `prompts/{role}.md` (or `.factory/agents/{role}.md`), or use a known role: {}",
+                    known.join(", ")
+                )),
+        );
+    }
+    if n.kind == NodeKind::Parallel {
+        parallel_count(knobs, n, out);
+    }
+    if headless && n.kind == NodeKind::Gate && n.attrs.evaluator == Some(Evaluator::User) {
+        out.push(
+            Finding::new(
+                Code::UserGateInHeadless,
+                at,
+                format!("gate `{}` waits for a person, but this mode is headless", n.id),
+            )
+            .about(Subject::Node(n.id.clone()))
+            .label("a user gate")
+            .help("evaluate the gate with `agent(ceo)` or `fn(\"...\")`, or drop `headless` from the workflow"),
+        );
+    }
+    super::templates::check(n, knobs, out);
 }
 
 fn edge(ir: &Ir, i: usize, e: &crate::ir::Edge, out: &mut Vec<Finding>) {
@@ -136,7 +146,7 @@ fn edge(ir: &Ir, i: usize, e: &crate::ir::Edge, out: &mut Vec<Finding>) {
 /// A `parallel` block runs 1..=MAX_PARALLEL copies. A count from a knob must stay in
 /// range whatever the outer loop tunes the knob to, so the knob's bounds are checked,
 /// not just its default.
-fn parallel_count(ir: &Ir, n: &crate::ir::Node, out: &mut Vec<Finding>) {
+fn parallel_count(knobs: &[Knob], n: &crate::ir::Node, out: &mut Vec<Finding>) {
     let at = IrRef::Node(n.id.clone());
     let Some(count) = n.attrs.count else { return };
     let Some(knob_name) = &n.attrs.count_knob else {
@@ -152,7 +162,7 @@ fn parallel_count(ir: &Ir, n: &crate::ir::Node, out: &mut Vec<Finding>) {
         }
         return;
     };
-    let Some(knob) = ir.knobs.iter().find(|k| &k.name == knob_name) else {
+    let Some(knob) = knobs.iter().find(|k| &k.name == knob_name) else {
         return;
     };
     let int = |l: Option<&Literal>| match l {

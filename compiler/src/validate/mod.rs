@@ -64,9 +64,28 @@ pub fn validate(ir: &Ir, cx: &Context) -> Vec<Finding> {
 
 /// The rules about one node, edge or knob at a time, and templates.
 pub fn local_rules(ir: &Ir, cx: &Context) -> Vec<Finding> {
+    local_rules_except(ir, cx, |_| false)
+}
+
+/// [`local_rules`], except the rules about the single nodes at the indices `apart`
+/// selects: those nodes are held to [`node_rules`] on their own.
+pub fn local_rules_except(ir: &Ir, cx: &Context, apart: impl Fn(usize) -> bool) -> Vec<Finding> {
     let mut out = Vec::new();
-    local::check(ir, cx, &mut out);
-    templates::check(ir, &mut out);
+    local::check(ir, cx, apart, &mut out);
+    out
+}
+
+/// The rules about node `n` alone, in a workflow with `knobs` that is `headless` or
+/// not: its role (among `roles`, unless `None`), its gate's evaluator, its parallel
+/// count, its template variables.
+pub fn node_rules(
+    n: &crate::ir::Node,
+    knobs: &[crate::ir::Knob],
+    headless: bool,
+    roles: Option<&BTreeSet<String>>,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    local::node(n, knobs, headless, roles, &mut out);
     out
 }
 

@@ -3,51 +3,50 @@
 
 use super::{Finding, IrRef};
 use crate::diagnostic::{Code, Subject};
-use crate::ir::Ir;
+use crate::ir::{Knob, Node};
 
 pub use crate::ir::conventions::{RUNTIME_VARS, template_vars};
 
-pub(super) fn check(ir: &Ir, out: &mut Vec<Finding>) {
-    for n in &ir.nodes {
-        let a = &n.attrs;
-        let fields = [
-            ("task", &a.task),
-            ("run", &a.run),
-            ("question", &a.question),
-            ("prompt", &a.prompt),
-            ("model", &a.model),
-        ];
-        for (key, text) in fields {
-            let Some(text) = text else { continue };
-            for var in template_vars(text) {
-                if known(ir, var) {
-                    continue;
-                }
-                out.push(
-                    Finding::new(
-                        Code::UnknownTemplateVar,
-                        IrRef::Node(n.id.clone()),
-                        format!(
-                            "`{key}` of `{}` uses `{{{{{var}}}}}`, which is not a known variable",
-                            n.id
-                        ),
-                    )
-                    .about(Subject::Variable(var.to_string()))
-                    .label("unknown template variable")
-                    .attr(key)
-                    .help(format!(
-                        "use one of {}, or `knobs.<name>` for a knob of this workflow",
-                        RUNTIME_VARS.join(", ")
-                    )),
-                );
+/// The template variables of node `n` in a workflow with `knobs`.
+pub(super) fn check(n: &Node, knobs: &[Knob], out: &mut Vec<Finding>) {
+    let a = &n.attrs;
+    let fields = [
+        ("task", &a.task),
+        ("run", &a.run),
+        ("question", &a.question),
+        ("prompt", &a.prompt),
+        ("model", &a.model),
+    ];
+    for (key, text) in fields {
+        let Some(text) = text else { continue };
+        for var in template_vars(text) {
+            if known(knobs, var) {
+                continue;
             }
+            out.push(
+                Finding::new(
+                    Code::UnknownTemplateVar,
+                    IrRef::Node(n.id.clone()),
+                    format!(
+                        "`{key}` of `{}` uses `{{{{{var}}}}}`, which is not a known variable",
+                        n.id
+                    ),
+                )
+                .about(Subject::Variable(var.to_string()))
+                .label("unknown template variable")
+                .attr(key)
+                .help(format!(
+                    "use one of {}, or `knobs.<name>` for a knob of this workflow",
+                    RUNTIME_VARS.join(", ")
+                )),
+            );
         }
     }
 }
 
-fn known(ir: &Ir, var: &str) -> bool {
+fn known(knobs: &[Knob], var: &str) -> bool {
     match var.strip_prefix("knobs.") {
-        Some(knob) => ir.knob(knob).is_some(),
+        Some(knob) => knobs.iter().any(|k| k.name == knob),
         None => RUNTIME_VARS.contains(&var),
     }
 }
