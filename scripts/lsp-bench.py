@@ -10,7 +10,10 @@ Measures, through `factory lsp` over stdio:
   burst   20 keystrokes 5 ms apart on a 2,000-node file: time from the last keystroke to
           the diagnostics of the last version (median of 10 bursts), and how many
           versions were published per burst;
-  edit    one edit, then wait for its diagnostics, on a 2,000-node file (median of 50);
+  edit    one edit, then wait for its diagnostics, on a 2,000-node file (median of 50),
+          sent as the whole text;
+  keystroke  the same, sent as the one changed character (a range edit: what editors
+          send to a server that syncs incrementally, as `factory lsp` does);
   memory  resident memory of the server after 10 and after 1,000 edits of a
           10,000-node file (each edit waits for its diagnostics).
 """
@@ -135,6 +138,25 @@ def main():
                 single.append((t - start) * 1000)
             print(f"edit {nodes}: edit -> diagnostics median {statistics.median(single):.1f} ms over 50 "
                   f"(an edit after a pause is checked at once; the 10 ms debounce applies inside bursts)")
+            # What an editor sends for one keystroke when the server syncs incrementally:
+            # the one character that changed (the last digit of the first `timeout: 600`).
+            # The text must be what the server holds: the full-text edits above left it
+            # at `edit(text, v)`.
+            current = edit(text, v)
+            at = current.index("timeout: 60") + len("timeout: 60")
+            line = current.count("\n", 0, at)
+            col = at - (current.rindex("\n", 0, at) + 1)
+            rng = {"start": {"line": line, "character": col}, "end": {"line": line, "character": col + 1}}
+            single = []
+            for _ in range(50):
+                v += 1
+                start = time.perf_counter()
+                s.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": v},
+                                                     "contentChanges": [{"range": rng, "text": str(v % 2)}]})
+                t, _ = s.diagnostics(uri, v)
+                single.append((t - start) * 1000)
+            print(f"keystroke {nodes}: one-character range edit -> diagnostics median "
+                  f"{statistics.median(single):.1f} ms over 50")
             s.stop()
         nodes = int(os.environ.get("MEM_NODES", "10000"))
         edits = int(os.environ.get("MEM_EDITS", "1000"))

@@ -24,11 +24,11 @@ impl Loader for NoFiles {
     }
 }
 
-/// A checked 100-node workflow in a logging database, with the log cleared.
+/// A checked 1,000-node (as the aim says) workflow in a logging database, with the log cleared.
 fn checked() -> (Database, Arc<Mutex<Vec<String>>>, String) {
     let roles = Some(BUILTIN_ROLES.iter().map(|r| r.to_string()).collect());
     let (mut db, log) = Database::with_log(Arc::new(NoFiles), roles);
-    let text = layered_workflow(100);
+    let text = layered_workflow(1_000);
     let file = db.set_text(KEY, text.clone());
     assert!(file_diagnostics(&db, file).is_empty());
     db.clear_log();
@@ -63,7 +63,7 @@ fn exactly(list: &[(&str, usize)]) -> BTreeMap<String, usize> {
 fn the_first_check_runs_every_query() {
     let roles = Some(BUILTIN_ROLES.iter().map(|r| r.to_string()).collect());
     let (mut db, log) = Database::with_log(Arc::new(NoFiles), roles);
-    let file = db.set_text(KEY, layered_workflow(100));
+    let file = db.set_text(KEY, layered_workflow(1_000));
     assert!(file_diagnostics(&db, file).is_empty());
     let ran = executed(&log);
     for q in [
@@ -83,9 +83,9 @@ fn the_first_check_runs_every_query() {
     ] {
         assert!(ran.contains(q), "{q} missing from {ran:?}");
     }
-    // One parse per item: 100 nodes, their flow statements, headers and braces.
+    // One parse per item: 1,000 nodes, their flow statements, headers and braces.
     let items = counts(&log)["parse_item"];
-    assert!(items > 150, "{items} items");
+    assert!(items > 1_500, "{items} items");
     // Each node of the workflow is lowered on its own, once (all but `start` and `end`).
     let nodes = lower_file(&db, file).workflows[0].ir.nodes.len();
     assert_eq!(counts(&log)["lower_node"], nodes - 2);

@@ -142,7 +142,8 @@ pub fn serve(connection: &Connection) -> Result<(), ServerError> {
 
 /// How long the server waits, inside a burst of edits, for the next one before it
 /// checks: a burst of keystrokes is checked once, at its last version. An edit that
-/// follows a pause is checked at once (a newer edit cancels that check anyway).
+/// follows a pause, or the publication of the edit before it, is checked at once (a
+/// newer edit cancels that check anyway).
 const DEBOUNCE: Duration = Duration::from_millis(10);
 
 struct Server<'c> {
@@ -155,7 +156,7 @@ struct Server<'c> {
     /// After `shutdown`, requests are refused until `exit`.
     shutting_down: bool,
     /// When the last change arrived, and whether it came within [`DEBOUNCE`] of the
-    /// change before it.
+    /// change before it while that one was not yet checked (a burst).
     last_change: Option<Instant>,
     in_burst: bool,
 }
@@ -367,9 +368,16 @@ impl Server<'_> {
     /// Schedules fresh diagnostics for every open file `key` can affect.
     fn republish(&mut self, key: &str) -> Result<(), ServerError> {
         let now = Instant::now();
-        self.in_burst = self
+        let recent = self
             .last_change
             .is_some_and(|t| now.duration_since(t) < DEBOUNCE);
+        // Edits outrun the checks when the edit before this one is still waiting to be
+        // checked, or its check was cancelled by this one (the writer waits for the
+        // cancelled check, which records its files first). An edit that comes after
+        // the previous one was published is checked at once, however soon after.
+        let behind =
+            !self.pending.is_empty() || self.unpublished.lock().is_ok_and(|left| !left.is_empty());
+        self.in_burst = recent && behind;
         self.last_change = Some(now);
         self.pending.insert(key.to_string());
         Ok(())
