@@ -270,6 +270,46 @@ fn whether_a_knob_is_used_is_settled_where_the_nodes_meet() {
     assert_eq!(ir.node("a").unwrap().attrs.timeout, Some(30));
 }
 
+const PARALLEL: &str = "workflow p {
+    knob tries: int = 2 in 1..=4
+    parallel branches(count: tries) in worktrees {
+        agent first { role: builder timeout: 60 writes: \"a.md\" check: exists }
+        agent second { role: builder timeout: 60 writes: \"b.md\" check: exists }
+        flow { start -> first -> second -> end }
+    }
+    select best by best_score { writes: \"best.json\" }
+    flow {
+        start -> branches -> best -> end
+        best.fail -> end
+    }
+}
+";
+
+#[test]
+fn a_node_inside_a_parallel_block_is_lowered_on_its_own_too() {
+    let roles = Some(BUILTIN_ROLES.iter().map(|r| r.to_string()).collect());
+    let (mut db, log) = Database::with_log(Arc::new(NoFiles), roles);
+    let file = db.set_text("p.fwf", PARALLEL.to_string());
+    assert!(
+        file_diagnostics(&db, file).is_empty(),
+        "{:#?}",
+        file_diagnostics(&db, file)
+    );
+
+    // The second node of the block: its declaration is found through the block.
+    db.clear_log();
+    let edited = edit_after(PARALLEL, "agent second", "timeout: 60", "timeout: 90");
+    let file = db.set_text("p.fwf", edited);
+    assert!(file_diagnostics(&db, file).is_empty());
+    let ran = counts(&log);
+    assert_eq!(ran.get("lower_node"), Some(&1), "{ran:?}");
+    assert!(!ran.contains_key("lower_structure"), "{ran:?}");
+    let ir = &lower_file(&db, file).workflows[0].ir;
+    assert_eq!(ir.node("branches.second").unwrap().attrs.timeout, Some(90));
+    assert_eq!(ir.node("branches.first").unwrap().attrs.timeout, Some(60));
+    assert_eq!(ir.node("branches").unwrap().attrs.count, Some(2));
+}
+
 #[test]
 fn inserting_a_statement_reparses_only_it() {
     let (mut db, log, text) = checked();

@@ -66,9 +66,10 @@ pub(super) struct Scope {
     pub(super) names: FxHashMap<String, Endpoints>,
     /// Shared with the scope of each node lowered on its own (see [`NodeScope`]).
     pub(super) artifacts: Arc<BTreeMap<String, Artifact>>,
-    /// Where this body's nodes are in the file's tree, when they are lowered on their
-    /// own ([`super::lower_node`]): in a workflow and its parallel blocks, not in an
-    /// instance (its nodes take the instance's arguments).
+    /// Where this body's nodes are in the file's tree (the `node` index is each node's
+    /// own), when they are lowered on their own ([`super::lower_node`]): in a workflow
+    /// and its parallel blocks, not in an instance (its nodes take the instance's
+    /// arguments).
     pub(super) slot: Option<NodePath>,
     /// Inside an instance, every origin is the `use` in the outermost file.
     pub(super) origin: Option<FileLoc>,
