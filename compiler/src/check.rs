@@ -289,8 +289,9 @@ pub struct FileLowering {
 }
 
 /// Puts each workflow's structure and its nodes together. Checking does not need this
-/// (see [`file_findings`]); compiling and emitting do.
-#[salsa::tracked(returns(ref))]
+/// (see [`file_findings`]); compiling and emitting do. Not a query: the parts are
+/// memoized, and the caller owns the whole (a memo would keep a second copy of every
+/// node for as long as the database lives).
 pub fn lower_file(db: &dyn Db, file: SourceFile) -> FileLowering {
     let parts = parts(db, file);
     let workflows = lower_structure(db, file)

@@ -312,9 +312,9 @@ pub fn compile(
     let found = match workflow {
         Some(name) => lowered
             .workflows
-            .iter()
+            .into_iter()
             .find(|w| w.ir.workflow.name == name),
-        None => lowered.workflows.first(),
+        None => lowered.workflows.into_iter().next(),
     };
     let Some(w) = found else {
         return Err(CompileError::NoWorkflow(match workflow {
@@ -343,7 +343,7 @@ pub fn compile(
         }
     }
     Ok(Compiled {
-        ir: w.ir.clone(),
+        ir: w.ir,
         warnings: diags,
         locations,
     })
@@ -393,8 +393,8 @@ pub fn compile_text(key: &str, text: &str) -> Result<Ir, Vec<Located>> {
     if diags.iter().any(|d| d.diagnostic.is_error()) {
         return Err(diags);
     }
-    match lower_file(&db, file).workflows.first() {
-        Some(w) => Ok(w.ir.clone()),
+    match lower_file(&db, file).workflows.into_iter().next() {
+        Some(w) => Ok(w.ir),
         None => Err(diags),
     }
 }

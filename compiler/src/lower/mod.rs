@@ -397,14 +397,29 @@ pub fn unused_knobs<'p>(
 /// The whole workflow: structure `s` with its slots' nodes (`parts`, each with its
 /// place in the nodes) put in place.
 pub fn assemble(s: &Structure, parts: &[(usize, &NodePart)]) -> Lowered {
-    let mut ir = s.ir.clone();
+    let mut full: Vec<Option<&Node>> = vec![None; s.ir.nodes.len()];
     let mut findings = s.findings.clone();
     for (index, part) in parts {
-        if let Some(node) = ir.nodes.get_mut(*index) {
-            *node = part.node.clone();
+        if let Some(slot) = full.get_mut(*index) {
+            *slot = Some(&part.node);
         }
         findings.extend(part.findings.iter().cloned());
     }
+    // The slots' nodes are taken whole from their parts, the others from the structure.
+    let nodes =
+        s.ir.nodes
+            .iter()
+            .zip(full)
+            .map(|(n, part)| part.unwrap_or(n).clone())
+            .collect();
+    let ir = Ir {
+        ir_version: s.ir.ir_version,
+        workflow: s.ir.workflow.clone(),
+        start: s.ir.start.clone(),
+        knobs: s.ir.knobs.clone(),
+        nodes,
+        edges: s.ir.edges.clone(),
+    };
     findings.extend(unused_knobs(s, parts.iter().map(|(_, p)| *p)));
     Lowered {
         ir,
