@@ -221,6 +221,17 @@ fn a_graph_edit_lowers_the_structure_and_runs_the_graph_rules() {
     assert_eq!(reader.attrs.reads[0].path, ".factory/layers/5/plan2.md");
 }
 
+/// A logging database holding `text` under `key`, checked clean, with the log cleared.
+fn clean(key: &str, text: &str) -> (Database, Arc<Mutex<Vec<String>>>) {
+    let roles = Some(BUILTIN_ROLES.iter().map(|r| r.to_string()).collect());
+    let (mut db, log) = Database::with_log(Arc::new(NoFiles), roles);
+    let file = db.set_text(key, text.to_string());
+    let diags = file_diagnostics(&db, file);
+    assert!(diags.is_empty(), "{diags:#?}");
+    db.clear_log();
+    (db, log)
+}
+
 const KNOBBED: &str = "workflow w {
     knob secs: int = 30
     agent a { role: builder timeout: secs writes: \"a.md\" check: exists }
@@ -231,18 +242,10 @@ const KNOBBED: &str = "workflow w {
 
 #[test]
 fn whether_a_knob_is_used_is_settled_where_the_nodes_meet() {
-    let roles = Some(BUILTIN_ROLES.iter().map(|r| r.to_string()).collect());
-    let (mut db, log) = Database::with_log(Arc::new(NoFiles), roles);
-    let file = db.set_text("w.fwf", KNOBBED.to_string());
-    assert!(
-        file_diagnostics(&db, file).is_empty(),
-        "{:#?}",
-        file_diagnostics(&db, file)
-    );
+    let (mut db, log) = clean("w.fwf", KNOBBED);
 
     // The only use of the knob goes: the warning comes, though only `a` is lowered
     // again.
-    db.clear_log();
     let file = db.set_text("w.fwf", KNOBBED.replace("timeout: secs", "timeout: 30"));
     let codes: Vec<&str> = file_diagnostics(&db, file)
         .iter()
@@ -287,17 +290,9 @@ const PARALLEL: &str = "workflow p {
 
 #[test]
 fn a_node_inside_a_parallel_block_is_lowered_on_its_own_too() {
-    let roles = Some(BUILTIN_ROLES.iter().map(|r| r.to_string()).collect());
-    let (mut db, log) = Database::with_log(Arc::new(NoFiles), roles);
-    let file = db.set_text("p.fwf", PARALLEL.to_string());
-    assert!(
-        file_diagnostics(&db, file).is_empty(),
-        "{:#?}",
-        file_diagnostics(&db, file)
-    );
+    let (mut db, log) = clean("p.fwf", PARALLEL);
 
     // The second node of the block: its declaration is found through the block.
-    db.clear_log();
     let edited = edit_after(PARALLEL, "agent second", "timeout: 60", "timeout: 90");
     let file = db.set_text("p.fwf", edited);
     assert!(file_diagnostics(&db, file).is_empty());
