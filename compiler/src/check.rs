@@ -312,12 +312,10 @@ pub fn file_findings(db: &dyn Db, file: SourceFile) -> Vec<Finding<FileLoc>> {
     let mut out = structure.findings.clone();
     let mut rules = Vec::new();
     for (s, parts) in structure.workflows.iter().zip(parts(db, file)) {
-        out.extend(s.findings.iter().cloned());
+        out.extend(lower::findings(s, &parts));
         for (_, part) in &parts {
-            out.extend(part.findings.iter().cloned());
             rules.extend(part.rules.iter().cloned());
         }
-        out.extend(lower::unused_knobs(s, parts.iter().map(|(_, p)| *p)));
     }
     let incomplete = lowering_input(db, file).incomplete;
     if incomplete {

@@ -218,7 +218,7 @@ impl<'a> Lowering<'a> {
         }
         self.body(&mut scope, &decl.body);
         // Which knobs are unused is known only with the slots' nodes lowered: it is
-        // reported where the parts are put together ([`super::unused_knobs`]).
+        // reported where the parts are put together ([`super::findings`]).
         self.scan_knob_templates();
     }
 

@@ -10,7 +10,8 @@
 //! [`lower_structure`] lowers a workflow from [`structure_input`] (its nodes reduced to
 //! what the graph needs) and leaves each of its own nodes as a [`Slot`];
 //! [`lower_node`] lowers one slot's node in full; [`assemble`] puts them together,
-//! and [`unused_knobs`] decides what only the whole can tell.
+//! and [`findings`] gathers their findings with what only the whole can tell (the
+//! knobs used nowhere).
 
 mod attrs;
 mod body;
@@ -234,7 +235,6 @@ pub fn lower_structure(
     index: usize,
     subgraphs: &Subgraphs<'_>,
 ) -> Structure {
-    let headless = matches!(decl.kind, DeclKind::Workflow { headless: true });
     let mut cx = body::Lowering::new(subgraphs);
     cx.lower_workflow(file, decl, index);
     let body::Lowering {
@@ -247,6 +247,7 @@ pub fn lower_structure(
         used_subgraphs,
         used_knobs,
         slots,
+        headless,
         ..
     } = cx;
     let description = decl
@@ -363,9 +364,20 @@ pub fn place(mut f: Finding<FileLoc>) -> Finding<FileLoc> {
     f
 }
 
+/// Every finding of lowering workflow `s` whose slots' nodes gave `parts`: the
+/// structure's, each node's, and the knobs used nowhere.
+pub fn findings(s: &Structure, parts: &[(usize, &NodePart)]) -> Vec<Finding<FileLoc>> {
+    let mut out = s.findings.clone();
+    for (_, part) in parts {
+        out.extend(part.findings.iter().cloned());
+    }
+    out.extend(unused_knobs(s, parts.iter().map(|(_, p)| *p)));
+    out
+}
+
 /// The knobs of workflow `s` used nowhere: not in its structure, not in its slots'
 /// nodes (`parts`).
-pub fn unused_knobs<'p>(
+fn unused_knobs<'p>(
     s: &Structure,
     parts: impl IntoIterator<Item = &'p NodePart>,
 ) -> Vec<Finding<FileLoc>> {
@@ -398,12 +410,10 @@ pub fn unused_knobs<'p>(
 /// place in the nodes) put in place.
 pub fn assemble(s: &Structure, parts: &[(usize, &NodePart)]) -> Lowered {
     let mut full: Vec<Option<&Node>> = vec![None; s.ir.nodes.len()];
-    let mut findings = s.findings.clone();
     for (index, part) in parts {
         if let Some(slot) = full.get_mut(*index) {
             *slot = Some(&part.node);
         }
-        findings.extend(part.findings.iter().cloned());
     }
     // The slots' nodes are taken whole from their parts, the others from the structure.
     let nodes =
@@ -420,11 +430,10 @@ pub fn assemble(s: &Structure, parts: &[(usize, &NodePart)]) -> Lowered {
         nodes,
         edges: s.ir.edges.clone(),
     };
-    findings.extend(unused_knobs(s, parts.iter().map(|(_, p)| *p)));
     Lowered {
         ir,
         origins: s.origins.clone(),
-        findings,
+        findings: findings(s, parts),
         used_subgraphs: s.used_subgraphs.clone(),
     }
 }
