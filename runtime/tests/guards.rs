@@ -29,6 +29,7 @@ fn inputs() -> GuardInputs {
         require_clean: true,
         base_commit: None,
         test_timeout: None,
+        declared: Default::default(),
     }
 }
 

@@ -153,7 +153,13 @@ pub async fn invoke_capturing(
         .filter(|(p, was)| **p != review && stamp(p).is_none_or(|now| Some(now) == **was))
         .map(|(p, _)| p.clone())
         .collect();
+    // A QA role's answer about behaviour changes is sealed into its completion event.
+    let confirmed = crate::precheck::QA_ROLES
+        .contains(&req.role.as_str())
+        .then(|| crate::guards::tests_kept::attribution::confirmed_changes(output.review_text()))
+        .filter(|c| !c.is_empty());
     guard.finish(EventData::AgentCompleted, |e| AgentEnded {
+        confirmed,
         missing_outputs: (!missing_outputs.is_empty()).then(|| {
             missing_outputs
                 .iter()

@@ -266,6 +266,14 @@ impl Measurement {
         )
     }
 
+    /// Takes `n` passing tests off this measurement's count: tests that prove nothing
+    /// about the change are no growth.
+    pub fn discount_tests(&mut self, n: u64) {
+        if let Some(c) = self.hygiene.test_counts.as_mut() {
+            c.passed = c.passed.saturating_sub(n);
+        }
+    }
+
     /// Adds a project dimension measured outside [`measure`] (the gate's eval command).
     pub fn push_project(&mut self, result: EvalResult) {
         self.custom.push(result);

@@ -213,6 +213,11 @@ pub struct AgentEnded {
     /// The captured review, relative to the project.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review: Option<String>,
+    /// Tests a QA role's review confirmed as intended behaviour changes
+    /// (`Confirmed behaviour change: test_a`), read from the review as it completed, so
+    /// the chain seals the answer (only on `agent.completed` of a QA role).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmed: Option<Vec<String>>,
     /// Declared outputs the agent did not write (only on `agent.completed`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub missing_outputs: Option<Vec<String>>,

@@ -53,6 +53,13 @@ pub struct GuardResult {
     pub name: String,
     pub passed: bool,
     pub violations: Vec<String>,
+    /// What the guard saw that did not fail it but a reader should know (flaky tests,
+    /// tests that prove nothing).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// `tests_kept` only: what the tests showed, for the verdict's class.
+    #[serde(skip)]
+    pub evidence: Option<tests_kept::Evidence>,
 }
 
 impl GuardResult {
@@ -61,6 +68,8 @@ impl GuardResult {
             name: name.to_string(),
             passed: violations.is_empty(),
             violations,
+            notes: Vec::new(),
+            evidence: None,
         }
     }
 }
@@ -167,18 +176,25 @@ pub fn check_fixed_surfaces(changes: &[Change], fixed: &Patterns) -> GuardResult
     GuardResult::from_violations("fixed_surfaces", v)
 }
 
-/// Sacred Rule 1: tests kept by identity between `base` and HEAD (see [`tests_kept`]).
+/// Sacred Rule 1: tests kept by identity between `base` and HEAD, every test change
+/// attributed (see [`tests_kept`]).
 pub fn check_tests_kept(
     repo: &Repository,
     root: &Path,
     base: Oid,
     changes: &[Change],
     timeout: Option<Duration>,
+    declared: &tests_kept::attribution::Declared,
 ) -> GuardResult {
-    GuardResult::from_violations(
-        "tests_kept",
-        tests_kept::tests_kept_violations(repo, root, base, changes, timeout),
-    )
+    let found = tests_kept::tests_kept(repo, root, base, changes, timeout, declared);
+    let mut result = GuardResult::from_violations("tests_kept", found.violations);
+    result.notes = found
+        .evidence
+        .as_ref()
+        .map(|e| e.notes())
+        .unwrap_or_default();
+    result.evidence = found.evidence;
+    result
 }
 
 /// Sacred Rule 3: no changed file gains a credential-shaped string.
@@ -204,6 +220,8 @@ pub struct GuardInputs {
     pub base_commit: Option<String>,
     /// Each test-runner run's limit (factory.md's `test_timeout`); `None` means 900 s.
     pub test_timeout: Option<Duration>,
+    /// Behaviour changes the hypothesis declared and QA confirmed, by test name.
+    pub declared: tests_kept::attribution::Declared,
 }
 
 /// Runs every guard for the repository at `root`. Errors only when git itself cannot be
@@ -252,6 +270,7 @@ pub fn run_guards(root: &Path, inputs: &GuardInputs) -> Result<Vec<GuardResult>,
         base,
         &changes,
         inputs.test_timeout,
+        &inputs.declared,
     ));
     results.push(history::check_secrets(&repo, &touches));
     Ok(results)

@@ -6,6 +6,8 @@
 //! module the tests import. Without a runner factory knows, the older count of test
 //! functions and assertions per changed file applies.
 
+#[path = "tests/attribution.rs"]
+pub mod attribution;
 #[path = "tests/runners.rs"]
 pub mod runners;
 #[path = "tests/source.rs"]
@@ -20,7 +22,8 @@ use regex::Regex;
 use serde::Serialize;
 
 use super::changes::{Change, ChangeKind};
-use crate::worktrees::scratch::write_commit;
+use crate::worktrees::scratch::{write_commit, write_commit_with};
+use attribution::{Declared, EditedExpectation, Flaky};
 use runners::{Outcome, Runner, TestRun, Tools};
 use source::FnDef;
 
@@ -133,6 +136,78 @@ pub struct Identity {
     pub findings: Vec<Finding>,
     pub base_executed: usize,
     pub head_executed: usize,
+    /// What the tests say about the change beyond the findings.
+    pub evidence: Evidence,
+}
+
+/// What running the tests across sides showed (docs/gate.md, "Attribution"): what the
+/// verdict may rest on besides the score, and what it must not.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Evidence {
+    /// Tests that passed in every base run.
+    pub base_passed: usize,
+    /// Tests the head added or changed that do not pass on the base's code and pass on
+    /// the head's: the change does what they check (a fix, a feature).
+    pub fail_to_pass: Vec<String>,
+    /// Tests the head added that pass on the base's code too: they prove nothing about
+    /// the change, and do not count as growth.
+    pub proves_nothing: Vec<String>,
+    /// Base tests whose own version fails on the head's code (the head edited them).
+    pub edited: Vec<EditedExpectation>,
+    /// Tests whose runs disagreed.
+    pub flaky: Vec<Flaky>,
+    /// Tests failing in every base run (not the change's doing).
+    pub failing_at_base: Vec<String>,
+    /// Test files (or files under test directories) the head added, changed or deleted.
+    pub changed_test_files: Vec<String>,
+}
+
+impl Evidence {
+    /// One line per fact worth a reader's attention, for the check's details.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        let list = |ids: &[String]| {
+            let shown: Vec<&str> = ids.iter().take(5).map(String::as_str).collect();
+            let more = ids.len().saturating_sub(shown.len());
+            if more > 0 {
+                format!("{} and {more} more", shown.join(", "))
+            } else {
+                shown.join(", ")
+            }
+        };
+        if !self.fail_to_pass.is_empty() {
+            notes.push(format!(
+                "fail-to-pass: {} new or changed test(s) fail on the base's code and pass on the head's: {}",
+                self.fail_to_pass.len(),
+                list(&self.fail_to_pass)
+            ));
+        }
+        if !self.proves_nothing.is_empty() {
+            notes.push(format!(
+                "{} new test(s) pass on the base's code too, so they prove nothing about the change and do not count as growth: {}",
+                self.proves_nothing.len(),
+                list(&self.proves_nothing)
+            ));
+        }
+        for e in self.edited.iter().filter(|e| e.confirmed) {
+            notes.push(format!(
+                "{}:{}: test `{}` changed expectation, declared in the hypothesis and confirmed by QA: {}",
+                e.file,
+                e.line,
+                e.test,
+                e.change()
+            ));
+        }
+        notes.extend(self.flaky.iter().map(Flaky::message));
+        if !self.failing_at_base.is_empty() {
+            notes.push(format!(
+                "{} test(s) already fail at the base (not blamed on the change): {}",
+                self.failing_at_base.len(),
+                list(&self.failing_at_base)
+            ));
+        }
+        notes
+    }
 }
 
 /// (old path, new path) of one path that differs between the two trees.
@@ -278,12 +353,26 @@ fn id_file(runner: Runner, id: &str) -> Option<String> {
     }
 }
 
-/// Compares the tests of `base` and `head` (both commits of `repo`) by identity.
+/// Compares the tests of `base` and `head` (both commits of `repo`) by identity, with
+/// no behaviour change declared.
 pub fn check_identity(
     repo: &Repository,
     base: Oid,
     head: Oid,
     tools: &Tools,
+) -> Result<Identity, String> {
+    check_identity_declared(repo, base, head, tools, &Declared::default())
+}
+
+/// Compares the tests of `base` and `head` by identity and attributes every test change
+/// (module docs of [`attribution`]); `declared` names the behaviour changes the
+/// hypothesis declared and QA confirmed.
+pub fn check_identity_declared(
+    repo: &Repository,
+    base: Oid,
+    head: Oid,
+    tools: &Tools,
+    declared: &Declared,
 ) -> Result<Identity, String> {
     let scratch = tempfile::Builder::new()
         .prefix("factory-tests-")
@@ -338,6 +427,40 @@ pub fn check_identity(
             });
         }
     }
+    // A failure the head would be blamed for is confirmed by a second run of each side,
+    // so a flaky test is told from a broken one before it decides anything.
+    let blamable = after.outcomes.iter().any(|(id, o)| {
+        *o == Outcome::Failed
+            && before
+                .outcomes
+                .get(id)
+                .is_none_or(|b| *b == Outcome::Passed)
+    });
+    let mut base_runs = vec![before];
+    let mut head_runs = vec![after];
+    if blamable {
+        // Each side's files are made newer than the other side's build before it runs
+        // again, so a build directory shared by same-named crates rebuilds this side.
+        freshen(&base_dir);
+        base_runs.push(run(runner, &base_dir, "base")?);
+        freshen(&head_dir);
+        head_runs.push(run(runner, &head_dir, "head")?);
+    }
+    let base_tally = attribution::tally(&base_runs.iter().collect::<Vec<_>>());
+    let head_tally = attribution::tally(&head_runs.iter().collect::<Vec<_>>());
+    identity.evidence.flaky = attribution::flaky(&base_tally, &head_tally);
+    identity.evidence.failing_at_base = attribution::failing_at_base(&base_tally);
+    identity.evidence.base_passed = base_tally
+        .values()
+        .filter(|t| t.passed > 0 && t.failed == 0)
+        .count();
+    let flaky: BTreeSet<String> = identity
+        .evidence
+        .flaky
+        .iter()
+        .map(|f| f.test.clone())
+        .collect();
+    let (before, after) = (&base_runs[0], &head_runs[0]);
     identity.base_executed = before.executed();
     identity.head_executed = after.executed();
     let old_paths: Vec<String> = diff.iter().filter_map(|(o, _)| o.clone()).collect();
@@ -346,33 +469,183 @@ pub fn check_identity(
     let mut head_loc = Locator::new(&head_dir, new_paths, runner);
     identity.findings.extend(compare_runs(
         runner,
-        &before,
-        &after,
+        before,
+        after,
+        &flaky,
         &mut base_loc,
         &mut head_loc,
     ));
+
+    // Across sides: only when the head touched tests (a change to code alone is judged
+    // by the base's tests at the head, above).
+    let changed: BTreeSet<String> = diff
+        .iter()
+        .flat_map(|(o, n)| o.iter().chain(n.iter()))
+        .filter(|p| looks_like_test(p))
+        .cloned()
+        .collect();
+    identity.evidence.changed_test_files = changed.iter().cloned().collect();
+    if changed.is_empty() {
+        return Ok(identity);
+    }
+    let take = |p: &str| changed.contains(p);
+    let base_tests_dir = scratch.path().join("head-code-base-tests");
+    write_commit_with(repo, head, base, &take, &base_tests_dir)?;
+    let base_tests_on_head = run(
+        runner,
+        &base_tests_dir,
+        "the head's code with the base's tests",
+    )?;
+    let head_tests_dir = scratch.path().join("base-code-head-tests");
+    write_commit_with(repo, base, head, &take, &head_tests_dir)?;
+    let head_tests_on_base = run(
+        runner,
+        &head_tests_dir,
+        "the base's code with the head's tests",
+    )?;
+    attribute(
+        runner,
+        &AttributionRuns {
+            base_tally: &base_tally,
+            head_tally: &head_tally,
+            base_tests_on_head: &base_tests_on_head,
+            head_tests_on_base: &head_tests_on_base,
+        },
+        &changed,
+        &flaky,
+        declared,
+        (&mut base_loc, &mut head_loc),
+        &mut identity,
+    );
     Ok(identity)
+}
+
+/// Sets every file's modification time under `dir` to now (best effort): what build
+/// tools compare with their outputs to decide what is stale.
+fn freshen(dir: &Path) {
+    let now = std::time::SystemTime::now();
+    for rel in runners::files_under(dir) {
+        if let Ok(f) = std::fs::OpenOptions::new().append(true).open(dir.join(rel)) {
+            let _ = f.set_modified(now);
+        }
+    }
+}
+
+/// The runs attribution reads.
+struct AttributionRuns<'a> {
+    base_tally: &'a BTreeMap<String, attribution::Tally>,
+    head_tally: &'a BTreeMap<String, attribution::Tally>,
+    base_tests_on_head: &'a TestRun,
+    head_tests_on_base: &'a TestRun,
+}
+
+/// Where test `id` is defined: its file, line and definition when found.
+fn locate(runner: Runner, loc: &mut Locator, id: &str) -> (String, usize, Option<FnDef>) {
+    let name = source::leaf_name(runner, id);
+    match loc.find(&name, id_file(runner, id).as_deref()) {
+        Some((file, def)) => (file, def.line, Some(def)),
+        None => (
+            id_file(runner, id).unwrap_or_else(|| runner.name().into()),
+            0,
+            None,
+        ),
+    }
+}
+
+/// The text of a definition's lines in `dir/file`.
+fn def_text(dir: &Path, file: &str, def: Option<&FnDef>) -> String {
+    let Some(def) = def else {
+        return String::new();
+    };
+    read(dir, file)
+        .lines()
+        .skip(def.line.saturating_sub(1))
+        .take(def.end.saturating_sub(def.line) + 1)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Edited expectations (base tests failing on the head's code), fail-to-pass and
+/// proves-nothing tests (the head's new or changed tests on the base's code).
+fn attribute(
+    runner: Runner,
+    runs: &AttributionRuns,
+    changed: &BTreeSet<String>,
+    flaky: &BTreeSet<String>,
+    declared: &Declared,
+    (base_loc, head_loc): (&mut Locator, &mut Locator),
+    identity: &mut Identity,
+) {
+    let steady = |t: Option<&attribution::Tally>| t.is_some_and(|t| t.passed > 0 && t.failed == 0);
+    for (id, tally) in runs.base_tally {
+        if flaky.contains(id) || !steady(Some(tally)) || !steady(runs.head_tally.get(id)) {
+            continue;
+        }
+        if runs.base_tests_on_head.outcomes.get(id) != Some(&Outcome::Failed) {
+            continue;
+        }
+        let (file, line, old_def) = locate(runner, base_loc, id);
+        let (head_file, _, new_def) = locate(runner, head_loc, id);
+        let (old, new) = attribution::changed_lines(
+            &def_text(base_loc.dir, &file, old_def.as_ref()),
+            &def_text(head_loc.dir, &head_file, new_def.as_ref()),
+        );
+        let leaf = source::leaf_name(runner, id);
+        let edited = EditedExpectation {
+            test: id.clone(),
+            file,
+            line,
+            old,
+            new,
+            confirmed: declared.allows(id, &leaf),
+        };
+        if !edited.confirmed {
+            let changed_files: Vec<&str> = changed.iter().map(String::as_str).collect();
+            identity.findings.push(Finding {
+                test: Some(id.clone()),
+                file: edited.file.clone(),
+                line: edited.line,
+                problem: format!(
+                    "edited expectation: the base's version of this test fails on the head's code and the head changed what it expects ({}; test files changed: {})",
+                    edited.change(),
+                    changed_files.join(", ")
+                ),
+                expected: format!(
+                    "the old expectation kept, or the behaviour change declared in the hypothesis (`Behaviour change: {leaf}`) and confirmed by QA by name (`Confirmed behaviour change: {leaf}` in its review)"
+                ),
+            });
+        }
+        identity.evidence.edited.push(edited);
+    }
+    for (id, tally) in runs.head_tally {
+        if flaky.contains(id) || !steady(Some(tally)) {
+            continue;
+        }
+        let is_new = !runs.base_tally.contains_key(id);
+        let (file, _, _) = locate(runner, head_loc, id);
+        if !is_new && !changed.contains(&file) {
+            continue;
+        }
+        if attribution::passes(runs.head_tests_on_base, id) {
+            if is_new {
+                identity.evidence.proves_nothing.push(id.clone());
+            }
+        } else {
+            identity.evidence.fail_to_pass.push(id.clone());
+        }
+    }
 }
 
 fn compare_runs(
     runner: Runner,
     before: &TestRun,
     after: &TestRun,
+    flaky: &BTreeSet<String>,
     base_loc: &mut Locator,
     head_loc: &mut Locator,
 ) -> Vec<Finding> {
     let mut found = Vec::new();
-    let locate = |loc: &mut Locator, id: &str| -> (String, usize, Option<FnDef>) {
-        let name = source::leaf_name(runner, id);
-        match loc.find(&name, id_file(runner, id).as_deref()) {
-            Some((file, def)) => (file, def.line, Some(def)),
-            None => (
-                id_file(runner, id).unwrap_or_else(|| runner.name().into()),
-                0,
-                None,
-            ),
-        }
-    };
+    let locate = |loc: &mut Locator, id: &str| locate(runner, loc, id);
     let new_ids: Vec<&String> = after
         .outcomes
         .keys()
@@ -385,6 +658,8 @@ fn compare_runs(
         }
         match after.outcomes.get(id) {
             Some(Outcome::Passed) => {}
+            // A flaky test's failure is reported, never blamed.
+            Some(Outcome::Failed) if flaky.contains(id) => {}
             Some(now) => {
                 let (file, line, _) = locate(head_loc, id);
                 let expected = if *now == Outcome::Failed {
@@ -429,16 +704,23 @@ fn compare_runs(
         }
     }
     for id in &new_ids {
-        if let Some(now @ (Outcome::Skipped | Outcome::ExpectedFailure)) = after.outcomes.get(*id) {
-            let (file, line, _) = locate(head_loc, id);
-            found.push(Finding {
-                test: Some((*id).clone()),
-                file,
-                line,
-                problem: format!("is new and {}", now.as_str()),
-                expected: "no new skips or expected failures".into(),
-            });
-        }
+        let now = after.outcomes.get(*id);
+        let expected = match now {
+            Some(Outcome::Skipped | Outcome::ExpectedFailure) => {
+                "no new skips or expected failures"
+            }
+            // Correctness is a hard check: a new test that fails is a failing head.
+            Some(Outcome::Failed) if !flaky.contains(*id) => "every test at the head passes",
+            _ => continue,
+        };
+        let (file, line, _) = locate(head_loc, id);
+        found.push(Finding {
+            test: Some((*id).clone()),
+            file,
+            line,
+            problem: format!("is new and {}", now.map_or("missing", |o| o.as_str())),
+            expected: expected.into(),
+        });
     }
     if after.executed() < before.executed() {
         let tail = if after.outcomes.is_empty() {
@@ -599,32 +881,53 @@ fn python_names(base_dir: &Path, tools: &Tools) -> BTreeSet<String> {
     names
 }
 
-/// The `tests_kept` guard's violations: tests by identity between `base` and the
-/// repository's HEAD commit; the per-file counts when no runner applies.
-pub fn tests_kept_violations(
+/// What the `tests_kept` guard found: its violations, and the evidence the tests gave
+/// (absent without a runner).
+#[derive(Debug, Clone, Default)]
+pub struct TestsKept {
+    pub violations: Vec<String>,
+    pub evidence: Option<Evidence>,
+}
+
+/// The `tests_kept` guard: tests by identity between `base` and the repository's HEAD
+/// commit, every test change attributed; the per-file counts when no runner applies.
+pub fn tests_kept(
     repo: &Repository,
     root: &Path,
     base: Oid,
     changes: &[Change],
     timeout: Option<std::time::Duration>,
-) -> Vec<String> {
+    declared: &Declared,
+) -> TestsKept {
     let mut tools = Tools::default();
     if let Some(t) = timeout {
         tools.timeout = t;
     }
     let head = match repo.head().and_then(|h| h.peel_to_commit()) {
         Ok(c) => c.id(),
-        Err(e) => return vec![format!("cannot read HEAD: {}", e.message())],
-    };
-    match check_identity(repo, base, head, &tools) {
-        Ok(identity) => {
-            let mut v: Vec<String> = identity.findings.iter().map(Finding::message).collect();
-            if identity.runner.is_none() {
-                v.extend(weakened_tests(repo, root, changes));
-            }
-            v
+        Err(e) => {
+            return TestsKept {
+                violations: vec![format!("cannot read HEAD: {}", e.message())],
+                evidence: None,
+            };
         }
-        Err(e) => vec![format!("tests could not be compared by identity: {e}")],
+    };
+    match check_identity_declared(repo, base, head, &tools, declared) {
+        Ok(identity) => {
+            let mut violations: Vec<String> =
+                identity.findings.iter().map(Finding::message).collect();
+            if identity.runner.is_none() {
+                violations.extend(weakened_tests(repo, root, changes));
+            }
+            TestsKept {
+                violations,
+                evidence: identity.runner.is_some().then_some(identity.evidence),
+            }
+        }
+        Err(e) => TestsKept {
+            violations: vec![format!("tests could not be compared by identity: {e}")],
+            evidence: None,
+        },
     }
 }
 

@@ -14,11 +14,13 @@ use serde::Serialize;
 pub use sides::{Comparison, SideStats};
 
 pub use qa::{
-    QA_ROLES, REQUIRED_QA_ROLES, check_qa_execution, last_qa_completion, qa_completion, qa_outcome,
+    QA_ROLES, REQUIRED_QA_ROLES, check_qa_execution, confirmed_behaviour_changes,
+    last_qa_completion, qa_completion, qa_outcome,
 };
 
 use crate::eval::{self, EvalReport, EvalSettings};
-use crate::guards::{self, GuardInputs};
+use crate::guards::tests_kept::{Evidence, attribution};
+use crate::guards::{self, GuardInputs, GuardResult};
 use crate::project::config::FactoryConfig;
 use crate::store::{Verdict, load_history};
 use crate::strategy::{ANTI_PATTERN_THRESHOLD, find_anti_patterns};
@@ -71,6 +73,22 @@ pub struct PrecheckReport {
     /// With `--exp`: both sides' runs, means, spreads, the margin and the noise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comparison: Option<Comparison>,
+    /// With `--exp`, when it passed: why it may be kept — `improved` (the score rose
+    /// beyond the noise) or `neutral` (no regression, and evidence the eval cannot
+    /// score: a fail-to-pass test, every base test passing, docs or config only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub class: Option<VerdictClass>,
+}
+
+/// Why a passing experiment may be kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictClass {
+    /// The measured score rose beyond the noise.
+    Improved,
+    /// Unmeasurable by this eval: nothing regressed, and the tests or the kind of change
+    /// show what it does.
+    Neutral,
 }
 
 impl PrecheckReport {
@@ -93,6 +111,7 @@ impl PrecheckReport {
             score_before,
             eval,
             comparison: None,
+            class: None,
         }
     }
 
@@ -216,6 +235,16 @@ pub fn run_precheck(
 }
 
 fn guard_checks(code: &Path, config: &FactoryConfig, opts: &PrecheckOptions) -> Vec<CheckOutcome> {
+    guard_outcomes(&guard_results(code, config, opts, Default::default()))
+}
+
+/// The guards' results; guards that cannot run at all are one failed `guards` result.
+fn guard_results(
+    code: &Path,
+    config: &FactoryConfig,
+    opts: &PrecheckOptions,
+    declared: attribution::Declared,
+) -> Vec<GuardResult> {
     let inputs = GuardInputs {
         target_branch: opts
             .target_branch
@@ -226,25 +255,35 @@ fn guard_checks(code: &Path, config: &FactoryConfig, opts: &PrecheckOptions) -> 
         require_clean: !opts.allow_dirty,
         base_commit: opts.base_commit.clone(),
         test_timeout: Some(Duration::from_secs(config.test_timeout.max(1))),
+        declared,
     };
-    match guards::run_guards(code, &inputs) {
-        Ok(results) => results
-            .into_iter()
-            .map(|g| {
-                if g.passed {
-                    CheckOutcome::pass(&g.name, "no violations")
-                } else {
-                    CheckOutcome::fail(&g.name, g.violations)
-                }
-            })
-            .collect(),
-        // Guards that cannot run fail closed.
-        Err(e) => vec![CheckOutcome::fail("guards", vec![e.to_string()])],
-    }
+    // Guards that cannot run fail closed.
+    guards::run_guards(code, &inputs)
+        .unwrap_or_else(|e| vec![GuardResult::from_violations("guards", vec![e.to_string()])])
 }
 
-fn anti_pattern_check(history: &crate::store::History, opts: &PrecheckOptions) -> CheckOutcome {
-    let hypothesis = opts.hypothesis.clone().or_else(|| {
+/// Each guard as a check: its violations, then what it noted.
+fn guard_outcomes(results: &[GuardResult]) -> Vec<CheckOutcome> {
+    results
+        .iter()
+        .map(|g| {
+            let mut outcome = if g.passed {
+                CheckOutcome::pass(&g.name, "no violations")
+            } else {
+                CheckOutcome::fail(&g.name, g.violations.clone())
+            };
+            outcome.details.extend(g.notes.iter().cloned());
+            outcome
+        })
+        .collect()
+}
+
+/// The hypothesis of the experiment being judged: given, pending or recorded.
+fn experiment_hypothesis(
+    history: &crate::store::History,
+    opts: &PrecheckOptions,
+) -> Option<String> {
+    opts.hypothesis.clone().or_else(|| {
         let id = opts.exp_id?;
         history
             .pending
@@ -258,8 +297,11 @@ fn anti_pattern_check(history: &crate::store::History, opts: &PrecheckOptions) -
                     .find(|r| r.id == id)
                     .map(|r| r.hypothesis.clone())
             })
-    });
-    match hypothesis {
+    })
+}
+
+fn anti_pattern_check(history: &crate::store::History, opts: &PrecheckOptions) -> CheckOutcome {
+    match experiment_hypothesis(history, opts) {
         None => CheckOutcome::pass("anti_patterns", "no hypothesis given; nothing to compare"),
         Some(h) => {
             let others: Vec<_> = history
@@ -467,9 +509,32 @@ pub fn run_experiment_precheck(
     let mut settings = EvalSettings::from_config(config).with_profile_of(sides.project);
     settings.progress = opts.progress.clone();
     checks.push(eval_profile_check(&settings));
+
+    // The guards run first: the tests' evidence decides what the score may count.
+    let history = load_history(sides.project)?;
+    let declared = attribution::Declared {
+        changes: experiment_hypothesis(&history, opts)
+            .as_deref()
+            .map(attribution::declared_changes)
+            .unwrap_or_default(),
+        confirmed: opts
+            .exp_id
+            .map(|id| confirmed_behaviour_changes(sides.project, id))
+            .unwrap_or_default(),
+    };
+    opts.progress.say(
+        "guards: every commit from base to head, and the tests at both and across sides (tests_kept)",
+    );
+    let guards = guard_results(sides.code, config, opts, declared);
+    let evidence = guards.iter().find_map(|g| g.evidence.clone());
+    let unproven = evidence
+        .as_ref()
+        .map_or(0, |e| e.proves_nothing.len() as u64);
+
     let command =
         (!sides::is_builtin_eval(&config.eval_command)).then_some(config.eval_command.as_str());
-    let measured = sides::measure_sides(&base, &head, &settings, command, config.eval_runs)?;
+    let measured =
+        sides::measure_sides(&base, &head, &settings, command, config.eval_runs, unproven)?;
     let cmp = measured.comparison.clone();
 
     let threshold = config.eval_threshold;
@@ -501,30 +566,22 @@ pub fn run_experiment_precheck(
             .map(|why| format!(" ({why})"))
             .unwrap_or_default()
     );
-    checks.push(if cmp.improved {
-        CheckOutcome::pass("score_direction", format!("improved: {summary}"))
-    } else if cmp.margin < -cmp.noise - SCORE_EPSILON {
-        CheckOutcome::fail(
-            "score_direction",
-            vec![format!("regressed below the base commit: {summary}")],
-        )
-    } else {
-        CheckOutcome::fail(
-            "score_direction",
-            vec![format!(
-                "no measurable improvement: the margin does not exceed the noise; {summary}"
-            )],
-        )
-    });
+    let tests_passed = guards.iter().any(|g| g.name == "tests_kept" && g.passed);
+    let changed = changed_paths(sides);
+    let (direction, class) = score_direction(
+        &cmp,
+        &summary,
+        &measured.regressed,
+        tests_passed.then_some(evidence.as_ref()).flatten(),
+        &changed,
+    );
+    checks.push(direction);
 
-    opts.progress
-        .say("guards: every commit from base to head, and the tests at both (tests_kept)");
-    checks.extend(guard_checks(sides.code, config, opts));
+    checks.extend(guard_outcomes(&guards));
     if !config.guards.is_empty() {
         opts.progress.say("guard commands on the head commit");
     }
     checks.push(guard_commands(head.code(), config));
-    let history = load_history(sides.project)?;
     checks.push(anti_pattern_check(&history, opts));
     checks.push(hard_constraints(head.code(), config));
     checks.push(check_qa_execution(sides.project, opts.exp_id)?);
@@ -534,7 +591,133 @@ pub fn run_experiment_precheck(
         PrecheckReport::from_checks(checks, Some(measured.head_report), Some(cmp.base.mean));
     report.score = Some(cmp.head.mean);
     report.comparison = Some(cmp);
+    report.class = report.passed.then_some(class).flatten();
     Ok(report)
+}
+
+/// The `score_direction` check, and the class a pass gives: improved when the margin
+/// exceeds the noise; regressed when it falls below minus the noise; otherwise neutral
+/// when no dimension regressed and there is evidence the eval cannot score (a
+/// fail-to-pass test, every base test passing on the head, a change to docs or
+/// configuration only), else "no measurable improvement".
+fn score_direction(
+    cmp: &Comparison,
+    summary: &str,
+    regressed: &[String],
+    evidence: Option<&Evidence>,
+    changed: &[String],
+) -> (CheckOutcome, Option<VerdictClass>) {
+    const NAME: &str = "score_direction";
+    if cmp.improved {
+        return (
+            CheckOutcome::pass(NAME, format!("improved: {summary}")),
+            Some(VerdictClass::Improved),
+        );
+    }
+    if cmp.margin < -cmp.noise - SCORE_EPSILON {
+        return (
+            CheckOutcome::fail(
+                NAME,
+                vec![format!("regressed below the base commit: {summary}")],
+            ),
+            None,
+        );
+    }
+    if !regressed.is_empty() {
+        return (
+            CheckOutcome::fail(
+                NAME,
+                vec![format!(
+                    "no measurable improvement, and dimensions regressed beyond their noise ({}); {summary}",
+                    regressed.join(", ")
+                )],
+            ),
+            None,
+        );
+    }
+    let docs_only = !changed.is_empty() && changed.iter().all(|p| is_docs_or_config(p));
+    let why = match evidence {
+        Some(e) if !e.fail_to_pass.is_empty() => Some(format!(
+            "a fix shown by {} fail-to-pass test(s) ({})",
+            e.fail_to_pass.len(),
+            e.fail_to_pass
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        _ if docs_only => Some(format!(
+            "a change to documentation or configuration only ({})",
+            changed.join(", ")
+        )),
+        Some(e) if e.base_passed > 0 => Some(format!(
+            "every one of the {} test(s) passing at the base passes on the head (a refactor or a change the tests hold)",
+            e.base_passed
+        )),
+        _ => None,
+    };
+    match why {
+        Some(why) => (
+            CheckOutcome::pass(
+                NAME,
+                format!(
+                    "neutral with evidence (unmeasurable by this eval): no dimension regressed beyond its noise, and {why}; {summary}"
+                ),
+            ),
+            Some(VerdictClass::Neutral),
+        ),
+        None => (
+            CheckOutcome::fail(
+                NAME,
+                vec![format!(
+                    "no measurable improvement, and no evidence the eval cannot score (no fail-to-pass test, no test run that holds the change, not docs or configuration only): the margin does not exceed the noise; {summary}"
+                )],
+            ),
+            None,
+        ),
+    }
+}
+
+/// Documentation and configuration files: a change to these alone is judged by QA and
+/// the guards, not by a score.
+fn is_docs_or_config(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    let ext = name.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
+    path.starts_with("docs/")
+        || path.starts_with("doc/")
+        || matches!(ext, "md" | "rst" | "txt" | "adoc")
+        || matches!(
+            name.as_str(),
+            "license" | "licence" | "authors" | "contributors" | "changelog" | "notice"
+        )
+        || name.starts_with(".editorconfig")
+        || name == ".gitignore"
+        || name == ".gitattributes"
+        || path.starts_with(".github/")
+}
+
+/// Every path the experiment changed between its base and head commits, within its
+/// project directory.
+fn changed_paths(sides: &ExperimentSides<'_>) -> Vec<String> {
+    let tree = |id: git2::Oid| sides.repo.find_commit(id).and_then(|c| c.tree()).ok();
+    let (Some(b), Some(h)) = (tree(sides.base), tree(sides.head)) else {
+        return Vec::new();
+    };
+    let Ok(diff) = sides.repo.diff_tree_to_tree(Some(&b), Some(&h), None) else {
+        return Vec::new();
+    };
+    diff.deltas()
+        .flat_map(|d| [d.old_file().path(), d.new_file().path()])
+        .flatten()
+        .filter_map(|p| p.strip_prefix(sides.subdir).ok())
+        .map(|p| p.to_string_lossy().into_owned())
+        .fold(Vec::new(), |mut out, p| {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+            out
+        })
 }
 
 /// factory.md is the gate's configuration: changing it inside the experiment is a scope

@@ -119,6 +119,85 @@ pub fn last_qa_completion(log: &VerifiedLog, id: u32) -> Option<&VerifiedEvent> 
         .find(|v| qa_completion(&v.event).is_some() && exp_of(&v.event) == Some(u64::from(id)))
 }
 
+/// Where in the verified log QA for one experiment counts: after its last change (the
+/// builder's last event, else its begin) and before its finalize.
+struct QaWindow {
+    after: usize,
+    after_what: String,
+    finalize: Option<usize>,
+}
+
+impl QaWindow {
+    fn of(log: &VerifiedLog, begin: usize, id: u32) -> Self {
+        let exp = Some(u64::from(id));
+        let builder = log.events.iter().rfind(|v| {
+            v.line > begin
+                && exp_of(&v.event) == exp
+                && v.event.kind().starts_with("agent.")
+                && role_of(&v.event).as_deref() == Some(BUILDER_ROLE)
+        });
+        let (after, after_what) = match builder {
+            Some(b) => (
+                b.line,
+                format!("the builder's last event (line {})", b.line),
+            ),
+            None => (begin, format!("experiment.begin (line {begin})")),
+        };
+        let finalize = log
+            .events
+            .iter()
+            .find(|v| v.line > begin && is_of(&v.event, kinds::EXPERIMENT_FINALIZE, id))
+            .map(|v| v.line);
+        Self {
+            after,
+            after_what,
+            finalize,
+        }
+    }
+
+    /// Every verified QA completion for experiment `id`, with its role.
+    fn completions<'a>(&self, log: &'a VerifiedLog, id: u32) -> Vec<(&'a VerifiedEvent, String)> {
+        log.events
+            .iter()
+            .filter(|v| {
+                v.event.kind() == kinds::AGENT_COMPLETED && exp_of(&v.event) == Some(u64::from(id))
+            })
+            .filter_map(|v| qa_completion(&v.event).map(|r| (v, r)))
+            .collect()
+    }
+
+    fn counts(&self, v: &VerifiedEvent) -> bool {
+        v.line > self.after && self.finalize.is_none_or(|f| v.line < f)
+    }
+}
+
+/// The tests QA confirmed by name as intended behaviour changes of experiment `id`
+/// (`Confirmed behaviour change: …` in a QA role's review), from verified completions
+/// that count as its QA; empty when the log does not verify or holds none.
+pub fn confirmed_behaviour_changes(root: &Path, id: u32) -> Vec<String> {
+    let Ok(log) = events::verify(&FactoryPaths::new(root)) else {
+        return Vec::new();
+    };
+    let Some(begin) = log.events.iter().rfind(|v| began(&v.event, id)) else {
+        return Vec::new();
+    };
+    let window = QaWindow::of(&log, begin.line, id);
+    let mut out: Vec<String> = Vec::new();
+    for (v, _) in window.completions(&log, id) {
+        if !window.counts(v) {
+            continue;
+        }
+        if let EventData::AgentCompleted(a) = &v.event.data {
+            for name in a.confirmed.iter().flatten() {
+                if !out.contains(name) {
+                    out.push(name.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Passes when no experiment is given (nothing to verify); otherwise fails closed
 /// unless the verified log proves all three QA roles completed for it after its last
 /// change (see the module docs).
@@ -159,38 +238,14 @@ pub fn qa_outcome(log: &VerifiedLog, id: u32) -> CheckOutcome {
             )],
         );
     };
-    let builder = log.events.iter().rfind(|v| {
-        v.line > begin.line
-            && exp_of(&v.event) == exp
-            && v.event.kind().starts_with("agent.")
-            && role_of(&v.event).as_deref() == Some(BUILDER_ROLE)
-    });
-    let (after, after_what) = match builder {
-        Some(b) => (
-            b.line,
-            format!("the builder's last event (line {})", b.line),
-        ),
-        None => (
-            begin.line,
-            format!("experiment.begin (line {})", begin.line),
-        ),
-    };
-    let finalize = log
-        .events
-        .iter()
-        .find(|v| v.line > begin.line && is_of(&v.event, kinds::EXPERIMENT_FINALIZE, id))
-        .map(|v| v.line);
-    let completions: Vec<(&VerifiedEvent, String)> = log
-        .events
-        .iter()
-        .filter(|v| v.event.kind() == kinds::AGENT_COMPLETED && exp_of(&v.event) == exp)
-        .filter_map(|v| qa_completion(&v.event).map(|r| (v, r)))
-        .collect();
+    let window = QaWindow::of(log, begin.line, id);
+    let (after, after_what) = (window.after, window.after_what.clone());
+    let completions = window.completions(log, id);
     let counted = |role: &str| {
         completions
             .iter()
             .rev()
-            .find(|(v, r)| r == role && v.line > after && finalize.is_none_or(|f| v.line < f))
+            .find(|(v, r)| r == role && window.counts(v))
     };
     let missing: Vec<&str> = REQUIRED_QA_ROLES
         .iter()

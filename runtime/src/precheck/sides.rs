@@ -251,18 +251,24 @@ pub struct Measured {
     pub comparison: Comparison,
     /// The head's last run, scored against the base (a keep records it as the baseline).
     pub head_report: EvalReport,
+    /// Dimensions whose head mean fell below the base mean by more than their spread:
+    /// `name: base → head`.
+    pub regressed: Vec<String>,
 }
 
 /// Measures `base` and `head` `k` times each, interleaved; growth on both sides is scored
 /// against the base's first run, so the base's own growth is parity. When k runs leave
 /// an improvement inside the noise ([`Comparison::needs_more_runs`]), more interleaved
-/// pairs are run, up to [`max_runs`], and the extended rule decides.
+/// pairs are run, up to [`max_runs`], and the extended rule decides. `unproven_tests`
+/// head tests prove nothing about the change (they pass on the base's code too): they
+/// are taken off the head's test count, so they are no growth.
 pub fn measure_sides(
     base: &Scratch,
     head: &Scratch,
     settings: &EvalSettings,
     eval_command: Option<&str>,
     k: u32,
+    unproven_tests: u64,
 ) -> Result<Measured, PrecheckError> {
     let k = k.max(1);
     let mut runs: [Vec<Measurement>; 2] = [Vec::new(), Vec::new()];
@@ -284,6 +290,9 @@ pub fn measure_sides(
                 )?;
                 m.push_project(r);
             }
+            if i == 1 {
+                m.discount_tests(unproven_tests);
+            }
             runs[i].push(m);
         }
         Ok(())
@@ -294,12 +303,17 @@ pub fn measure_sides(
     let reference = runs[0]
         .first()
         .map(|m| m.as_baseline(&format!("base commit {}", base.commit)));
-    let score = |m: &Measurement| m.score(reference.as_ref(), settings);
-    let totals = |ms: &[Measurement]| ms.iter().map(|m| score(m).composite.total).collect();
+    let score = |ms: &[Measurement]| -> Vec<EvalReport> {
+        ms.iter()
+            .map(|m| m.score(reference.as_ref(), settings))
+            .collect()
+    };
+    let totals = |rs: &[EvalReport]| rs.iter().map(|r| r.composite.total).collect();
+    let (mut base_reports, mut head_reports) = (score(&runs[0]), score(&runs[1]));
     let mut comparison = Comparison::new(
         k,
-        SideStats::new(&base.commit, totals(&runs[0])),
-        SideStats::new(&head.commit, totals(&runs[1])),
+        SideStats::new(&base.commit, totals(&base_reports)),
+        SideStats::new(&head.commit, totals(&head_reports)),
     );
     let cap = max_runs(k);
     if comparison.needs_more_runs() && cap > k {
@@ -314,16 +328,17 @@ pub fn measure_sides(
         for _ in k..cap {
             pair(&mut runs)?;
         }
+        (base_reports, head_reports) = (score(&runs[0]), score(&runs[1]));
         comparison = Comparison::after_extra_runs(
             k,
             why,
-            SideStats::new(&base.commit, totals(&runs[0])),
-            SideStats::new(&head.commit, totals(&runs[1])),
+            SideStats::new(&base.commit, totals(&base_reports)),
+            SideStats::new(&head.commit, totals(&head_reports)),
         );
     }
-    let head_report = runs[1]
-        .last()
-        .map(score)
+    let regressed = regressed_dimensions(&base_reports, &head_reports);
+    let head_report = head_reports
+        .pop()
         .ok_or_else(|| PrecheckError::Measurement {
             side: "head".into(),
             commit: head.commit.clone(),
@@ -332,7 +347,46 @@ pub fn measure_sides(
     Ok(Measured {
         comparison,
         head_report,
+        regressed,
     })
+}
+
+/// Dimensions (by name) whose mean score over the head's runs is below the base's by
+/// more than the larger of the two spreads: what a "nothing regressed" verdict must
+/// rule out, dimension by dimension rather than on the composite alone.
+pub fn regressed_dimensions(base: &[EvalReport], head: &[EvalReport]) -> Vec<String> {
+    let scores = |reports: &[EvalReport], name: &str| -> Vec<f64> {
+        reports
+            .iter()
+            .filter_map(|r| r.composite.results.iter().find(|d| d.name == name))
+            .map(|d| d.score)
+            .collect()
+    };
+    let stats = |v: &[f64]| {
+        let n = v.len().max(1) as f64;
+        let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+        (
+            v.iter().sum::<f64>() / n,
+            if v.is_empty() { 0.0 } else { max - min },
+        )
+    };
+    let Some(first) = base.first() else {
+        return Vec::new();
+    };
+    first
+        .composite
+        .results
+        .iter()
+        .filter_map(|d| {
+            let (b, h) = (scores(base, &d.name), scores(head, &d.name));
+            if h.is_empty() {
+                return Some(format!("{}: measured at base, missing at head", d.name));
+            }
+            let ((bm, bs), (hm, hs)) = (stats(&b), stats(&h));
+            (hm < bm - bs.max(hs) - EPSILON).then(|| format!("{}: {bm:.4} → {hm:.4}", d.name))
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -124,6 +124,32 @@ pub fn write_commit(repo: &Repository, commit: Oid, dest: &Path) -> Result<(), S
     Ok(())
 }
 
+/// Writes `commit`'s tree into `dest` as [`write_commit`] does, except that every path
+/// `take` selects comes from `other` instead (present there or absent): the tests of one
+/// commit over the code of another.
+pub fn write_commit_with(
+    repo: &Repository,
+    commit: Oid,
+    other: Oid,
+    take: &dyn Fn(&str) -> bool,
+    dest: &Path,
+) -> Result<(), String> {
+    fs::create_dir_all(dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+    let own = entries(repo, commit)?;
+    let theirs = entries(repo, other)?;
+    let chosen = own
+        .iter()
+        .filter(|e| !take(&e.path))
+        .chain(theirs.iter().filter(|e| take(&e.path)));
+    for entry in chosen {
+        if entry.path == ".factory" || entry.path.starts_with(".factory/") {
+            continue;
+        }
+        write_entry(repo, dest, entry)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use git2::{Oid, Repository, Signature};
 
+use super::attribution::Declared;
 use super::runners::{Runner, Tools};
-use super::{Identity, check_identity};
+use super::{Identity, check_identity, check_identity_declared};
 
 struct Fixture {
     dir: tempfile::TempDir,
@@ -474,5 +475,172 @@ fn node_rename_passes_and_skip_is_refused() {
     refused(
         &id,
         &["test/calc.test.js:9", "new skip or expected-failure marker"],
+    );
+}
+
+/// A cache whose `get` returns the stored value, and a test pinning it.
+const CACHE: &str = "class Cache:\n    def __init__(self):\n        self.d = {}\n\n    def put(self, k, v):\n        self.d[k] = v\n\n    def get(self, k, default=None):\n        return self.d.get(k, default)\n";
+const TEST_CACHE: &str = "import unittest\n\nfrom cache import Cache\n\n\nclass CacheTest(unittest.TestCase):\n    def test_get(self):\n        c = Cache()\n        c.put(2, 4)\n        self.assertEqual(c.get(2), 4)\n\n    def test_missing(self):\n        self.assertIsNone(Cache().get(9))\n";
+
+fn cache() -> Fixture {
+    Fixture::new(&[("cache.py", CACHE), ("test_cache.py", TEST_CACHE)])
+}
+
+fn check_declared(f: &Fixture, declared: &Declared) -> Identity {
+    let head = f.commit("head");
+    check_identity_declared(&f.repo, f.base, head, &python_tools(), declared).unwrap()
+}
+
+/// The code broken, and its test weakened so it still passes.
+fn weaken(f: &Fixture) {
+    f.write(
+        "cache.py",
+        &CACHE.replace(
+            "return self.d.get(k, default)",
+            "return default if k not in self.d else k",
+        ),
+    );
+    f.write(
+        "test_cache.py",
+        &TEST_CACHE.replace(
+            "self.assertEqual(c.get(2), 4)",
+            "self.assertEqual(c.get(2), 2)",
+        ),
+    );
+}
+
+#[test]
+fn a_new_test_that_fails_at_the_head_is_refused() {
+    let f = cache();
+    let mut text = TEST_CACHE.to_string();
+    for i in 0..3 {
+        text.push_str(&format!(
+            "\n    def test_broken_{i}(self):\n        self.assertEqual(Cache().get(1, 0), {})\n",
+            i + 1
+        ));
+    }
+    f.write("test_cache.py", &text);
+    let id = f.check(&python_tools());
+    for i in 0..3 {
+        refused(
+            &id,
+            &[
+                &format!("test_broken_{i}"),
+                "is new and failed",
+                "every test at the head passes",
+            ],
+        );
+    }
+}
+
+#[test]
+fn a_weakened_assertion_is_an_edited_expectation_naming_old_and_new() {
+    let f = cache();
+    weaken(&f);
+    let id = check_declared(&f, &Declared::default());
+    refused(
+        &id,
+        &[
+            "test_cache.py:7",
+            "test_get",
+            "edited expectation",
+            "was `self.assertEqual(c.get(2), 4)`; now `self.assertEqual(c.get(2), 2)`",
+            "Behaviour change: test_get",
+        ],
+    );
+    assert_eq!(id.evidence.edited.len(), 1, "{:#?}", id.evidence);
+    assert!(!id.evidence.edited[0].confirmed);
+}
+
+#[test]
+fn a_declared_and_confirmed_behaviour_change_is_not_refused() {
+    let f = cache();
+    weaken(&f);
+    let declared = Declared {
+        changes: vec!["test_get".into()],
+        confirmed: vec!["test_get".into()],
+    };
+    let id = check_declared(&f, &declared);
+    assert!(id.findings.is_empty(), "{:#?}", messages(&id));
+    assert!(id.evidence.edited[0].confirmed);
+    assert!(
+        id.evidence
+            .notes()
+            .iter()
+            .any(|n| n.contains("declared in the hypothesis and confirmed by QA")),
+        "{:#?}",
+        id.evidence.notes()
+    );
+    // Declared but not confirmed (or the other way round) is still refused.
+    let f = cache();
+    weaken(&f);
+    let only_declared = Declared {
+        changes: vec!["test_get".into()],
+        confirmed: vec![],
+    };
+    refused(
+        &check_declared(&f, &only_declared),
+        &["test_get", "edited expectation"],
+    );
+}
+
+#[test]
+fn a_bug_fix_shows_a_fail_to_pass_test_and_padding_proves_nothing() {
+    let f = Fixture::new(&[
+        (
+            "cache.py",
+            &CACHE.replace("return self.d.get(k, default)", "return self.d.get(k)"),
+        ),
+        ("test_cache.py", TEST_CACHE),
+    ]);
+    f.write("cache.py", CACHE);
+    f.write(
+        "test_cache.py",
+        &format!(
+            "{TEST_CACHE}\n    def test_default(self):\n        self.assertEqual(Cache().get(1, 7), 7)\n\n    def test_padding(self):\n        self.assertIsNone(Cache().get(3))\n"
+        ),
+    );
+    let id = f.check(&python_tools());
+    assert!(id.findings.is_empty(), "{:#?}", messages(&id));
+    assert_eq!(
+        id.evidence.fail_to_pass,
+        vec!["test_cache.CacheTest.test_default"]
+    );
+    assert_eq!(
+        id.evidence.proves_nothing,
+        vec!["test_cache.CacheTest.test_padding"]
+    );
+    assert_eq!(id.evidence.base_passed, 2);
+}
+
+#[test]
+fn a_test_flaky_at_the_base_is_reported_and_not_blamed() {
+    let state = tempfile::tempdir().unwrap();
+    let counter = state.path().join("runs");
+    // Passes on the 1st and 4th run, fails on the 2nd and 3rd: base, head, base, head.
+    let flaky = format!(
+        "import os, unittest\n\n\nclass FlakyTest(unittest.TestCase):\n    def test_sometimes(self):\n        p = {counter:?}\n        n = int(open(p).read()) + 1 if os.path.exists(p) else 1\n        open(p, 'w').write(str(n))\n        self.assertIn(n, (1, 4))\n"
+    );
+    let f = Fixture::new(&[
+        ("calc.py", CALC),
+        ("test_calc.py", TEST_CALC),
+        ("test_flaky.py", &flaky),
+    ]);
+    f.write(
+        "calc.py",
+        &format!("{CALC}\n\ndef sub(a, b):\n    return a - b\n"),
+    );
+    let id = f.check(&python_tools());
+    assert!(id.findings.is_empty(), "{:#?}", messages(&id));
+    let flaky = &id.evidence.flaky;
+    assert_eq!(flaky.len(), 1, "{:#?}", id.evidence);
+    assert!(flaky[0].test.ends_with("test_sometimes"));
+    assert_eq!((flaky[0].base.passed, flaky[0].base.failed), (1, 1));
+    assert_eq!((flaky[0].head.passed, flaky[0].head.failed), (1, 1));
+    assert!(
+        id.evidence
+            .notes()
+            .iter()
+            .any(|n| n.contains("is flaky") && n.contains("not blamed"))
     );
 }

@@ -274,7 +274,8 @@ pub fn run(runner: Runner, dir: &Path, tools: &Tools, scratch: &Path) -> Result<
             );
             run_shell(&script, dir, tools.timeout)
         }
-        Runner::Go => run_shell("go test -json ./... 2>&1", dir, tools.timeout),
+        // -count=1: a cached pass would hide a flaky test's second run.
+        Runner::Go => run_shell("go test -count=1 -json ./... 2>&1", dir, tools.timeout),
         Runner::Node => run_shell("node --test --test-reporter=tap 2>&1", dir, tools.timeout),
     }
     .map_err(|e| e.to_string())?;
@@ -338,18 +339,44 @@ static UNITTEST_HEAD: LazyLock<Regex> = LazyLock::new(|| re(r"^(\w+) \(([\w.]+)\
 /// `python -m unittest -v`: `test_x (pkg.mod.Class.test_x) ... ok` (3.11+) or
 /// `test_x (pkg.mod.Class) ... ok`; a docstring puts the status on the next line.
 pub fn parse_unittest(output: &str) -> TestRun {
+    // A status unittest prints; anything else after ` ... ` is output the test wrote
+    // (a warning on stderr), and the status follows on a later line of its own.
+    fn status_of(text: &str) -> Option<Outcome> {
+        let t = text.trim();
+        if t == "ok" {
+            Some(Outcome::Passed)
+        } else if t.starts_with("skipped") {
+            Some(Outcome::Skipped)
+        } else if t.starts_with("expected failure") || t.starts_with("unexpected success") {
+            Some(Outcome::ExpectedFailure)
+        } else if t == "FAIL" || t == "ERROR" {
+            Some(Outcome::Failed)
+        } else {
+            None
+        }
+    }
     let mut run = TestRun::default();
     let mut pending: Option<(String, String)> = None;
     for line in output.lines() {
-        let (name, path, status) = if let Some(c) = UNITTEST_LINE.captures(line) {
-            (c[1].to_string(), c[2].to_string(), c[3].to_string())
+        let (name, path, outcome) = if let Some(c) = UNITTEST_LINE.captures(line) {
+            match status_of(&c[3]) {
+                Some(o) => (c[1].to_string(), c[2].to_string(), o),
+                None => {
+                    pending = Some((c[1].to_string(), c[2].to_string()));
+                    continue;
+                }
+            }
         } else if let Some(c) = UNITTEST_HEAD.captures(line) {
             pending = Some((c[1].to_string(), c[2].to_string()));
             continue;
-        } else if let (Some((name, path)), Some((_, status))) =
-            (pending.take(), line.rsplit_once(" ... "))
+        } else if let Some(o) = pending
+            .as_ref()
+            .and_then(|_| status_of(line.rsplit_once(" ... ").map_or(line, |(_, s)| s)))
         {
-            (name, path, status.to_string())
+            let Some((name, path)) = pending.take() else {
+                continue;
+            };
+            (name, path, o)
         } else {
             continue;
         };
@@ -358,17 +385,6 @@ pub fn parse_unittest(output: &str) -> TestRun {
             path
         } else {
             format!("{path}.{name}")
-        };
-        let status = status.trim();
-        let outcome = if status == "ok" {
-            Outcome::Passed
-        } else if status.starts_with("skipped") {
-            Outcome::Skipped
-        } else if status.starts_with("expected failure") || status.starts_with("unexpected success")
-        {
-            Outcome::ExpectedFailure
-        } else {
-            Outcome::Failed
         };
         run.record(id, outcome);
     }
@@ -496,6 +512,12 @@ mod tests {
         assert_eq!(u.outcomes["t.test_m.A.test_b"], Outcome::Skipped);
         assert_eq!(u.outcomes["t.test_m.A.test_c"], Outcome::Failed);
         assert_eq!(u.outcomes["t.test_m.A.test_d"], Outcome::ExpectedFailure);
+        // A warning the test printed sits between the test's name and its status.
+        let w = parse_unittest(
+            "test_e (t.m.A.test_e) ... /x/t.py:8: ResourceWarning: unclosed file\n  open(p)\nok\ntest_f (t.m.A.test_f) ... ok\n",
+        );
+        assert_eq!(w.outcomes["t.m.A.test_e"], Outcome::Passed);
+        assert_eq!(w.outcomes["t.m.A.test_f"], Outcome::Passed);
 
         let c = parse_cargo(
             "     Running unittests src/lib.rs (target/debug/deps/x-1)\ntest tests::a ... ok\ntest tests::b ... ignored, slow\n     Running tests/it.rs (target/debug/deps/it-2)\ntest a ... FAILED\n   Doc-tests x\ntest src/lib.rs - add (line 3) ... ok\n",

@@ -223,6 +223,33 @@ static EXPECT_SAME: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// Go's equality calls, wherever they sit in a line (`if !reflect.DeepEqual(got, got) {`).
+static GO_EQUAL_CALL: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"\b(?:reflect\.DeepEqual|cmp\.Equal|bytes\.Equal|assert\.ObjectsAreEqual)\s*\(")
+});
+/// Go's testify truths: `assert.True(t, true)`, `require.False(t, false)`.
+static GO_TRUE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"^(?:assert|require)\.(?:True\(\s*t\s*,\s*true|False\(\s*t\s*,\s*false|NotNil\(\s*t\s*,\s*(?:true|1|\x22[^\x22]*\x22))\s*[,)]")
+});
+
+/// The text inside the parenthesis that opens at byte `open` (exclusive), up to its match.
+fn inside_parens(s: &str, open: usize) -> Option<&str> {
+    let mut depth = 0i32;
+    for (i, ch) in s[open..].char_indices() {
+        match ch {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(&s[open + 1..open + i]);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Splits `a, b, c` at top-level commas.
 fn split_args(s: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -255,7 +282,7 @@ fn split_args(s: &str) -> Vec<String> {
 /// `assert!(true)`, `self.assertTrue(True)`, `expect(x).toBe(x)`.
 pub fn is_tautology(line: &str) -> bool {
     let l = line.trim().trim_end_matches(';').trim();
-    if PY_ASSERT_LITERAL.is_match(l) || CALL_TRUE.is_match(l) {
+    if PY_ASSERT_LITERAL.is_match(l) || CALL_TRUE.is_match(l) || GO_TRUE.is_match(l) {
         return true;
     }
     let same = |a: &str, b: &str| {
@@ -279,6 +306,14 @@ pub fn is_tautology(line: &str) -> bool {
         };
         if args.len() >= 2 && same(args[0], args[1]) {
             return true;
+        }
+    }
+    for m in GO_EQUAL_CALL.find_iter(l) {
+        if let Some(args) = inside_parens(l, m.end() - 1) {
+            let args = split_args(args);
+            if args.len() == 2 && same(&args[0], &args[1]) {
+                return true;
+            }
         }
     }
     if let Some(c) = EXPECT_SAME.captures(l) {
@@ -422,6 +457,13 @@ mod tests {
             "assert!(x == x);",
             "expect(x).toBe(x);",
             "assert.Equal(t, got, got)",
+            "if !reflect.DeepEqual(x, x) {",
+            "if !reflect.DeepEqual(parse(in), parse(in)) {",
+            "\tif !cmp.Equal(got, got) { t.Fatal(\"x\") }",
+            "assert.True(t, true)",
+            "require.True(t, true, \"always\")",
+            "self.assertIs(x, x)",
+            "expect(a).toEqual(a);",
         ] {
             assert!(is_tautology(t), "{t}");
         }
@@ -432,6 +474,9 @@ mod tests {
             "assert!(ok);",
             "expect(x).toBe(3);",
             "assert x",
+            "if !reflect.DeepEqual(got, want) {",
+            "if !reflect.DeepEqual(f(x), f(y)) {",
+            "assert.True(t, ok)",
         ] {
             assert!(!is_tautology(t), "{t}");
         }
