@@ -104,6 +104,22 @@ pub fn finalize(root: &Path, id: u32, mut outcome: Outcome) -> Result<Finalized,
         let passed = check_keep(root, id)?;
         outcome.score_before = passed.score_before;
         outcome.score_after = passed.score_after;
+        // A neutral keep says so wherever the record is read: the eval could not score
+        // it, the tests or the kind of change showed what it does.
+        if passed.class == Some(crate::precheck::VerdictClass::Neutral) {
+            let why = passed
+                .checks
+                .iter()
+                .find(|c| c.name == "score_direction")
+                .and_then(|c| c.details.first())
+                .and_then(|d| d.split("; head mean").next())
+                .unwrap_or("neutral with evidence (unmeasurable by this eval)");
+            outcome.notes = if outcome.notes.trim().is_empty() {
+                why.to_string()
+            } else {
+                format!("{why}; {}", outcome.notes.trim())
+            };
+        }
     }
     let record = store.finalize(id, outcome)?;
     let baseline = if keep {

@@ -46,6 +46,10 @@ pub struct PrecheckRecord {
     /// Set when the gate could not measure: the record then never passes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Why a passing record may be kept: `improved`, or `neutral` (unmeasurable by this
+    /// eval, with the evidence in `score_direction`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<crate::precheck::VerdictClass>,
 }
 
 pub(crate) fn precheck_json(project: &Path, id: u32) -> PathBuf {
@@ -154,6 +158,7 @@ pub fn precheck(
                 base_commit: Some(ws.base_commit.clone()),
                 comparison: None,
                 error: Some(e.to_string()),
+                class: None,
             };
             write_record(project, id, &record)?;
             return Err(e.into());
@@ -171,6 +176,7 @@ pub fn precheck(
         ));
         report.failures.push("worktree_unchanged".into());
         report.passed = false;
+        report.class = None;
     }
     let timestamp = events::now_iso8601();
     let record = PrecheckRecord {
@@ -185,6 +191,7 @@ pub fn precheck(
         base_commit: Some(ws.base_commit.clone()),
         comparison: report.comparison.clone(),
         error: None,
+        class: report.class,
     };
     let dir = FactoryPaths::new(project).experiment_dir(id);
     fs::create_dir_all(&dir).map_err(io_at(&dir))?;

@@ -686,7 +686,8 @@ fn is_docs_or_config(path: &str) -> bool {
     let ext = name.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
     path.starts_with("docs/")
         || path.starts_with("doc/")
-        || matches!(ext, "md" | "rst" | "txt" | "adoc")
+        // Not `.txt`: plain text is as often data a program reads as prose.
+        || matches!(ext, "md" | "rst" | "adoc")
         || matches!(
             name.as_str(),
             "license" | "licence" | "authors" | "contributors" | "changelog" | "notice"

@@ -187,11 +187,13 @@ pub fn confirmed_behaviour_changes(root: &Path, id: u32) -> Vec<String> {
         if !window.counts(v) {
             continue;
         }
-        if let EventData::AgentCompleted(a) = &v.event.data {
-            for name in a.confirmed.iter().flatten() {
-                if !out.contains(name) {
-                    out.push(name.clone());
-                }
+        // Typed or an older writer's shape alike: the sealed `confirmed` field.
+        let names = v.event.get("confirmed");
+        for name in names.iter().filter_map(Value::as_array).flatten() {
+            if let Some(name) = name.as_str()
+                && !out.iter().any(|n| n == name)
+            {
+                out.push(name.to_string());
             }
         }
     }

@@ -229,7 +229,9 @@ static GO_EQUAL_CALL: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// Go's testify truths: `assert.True(t, true)`, `require.False(t, false)`.
 static GO_TRUE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"^(?:assert|require)\.(?:True\(\s*t\s*,\s*true|False\(\s*t\s*,\s*false|NotNil\(\s*t\s*,\s*(?:true|1|\x22[^\x22]*\x22))\s*[,)]")
+    re(
+        r"^(?:assert|require)\.(?:True\(\s*t\s*,\s*true|False\(\s*t\s*,\s*false|NotNil\(\s*t\s*,\s*(?:true|1|\x22[^\x22]*\x22))\s*[,)]",
+    )
 });
 
 /// The text inside the parenthesis that opens at byte `open` (exclusive), up to its match.
