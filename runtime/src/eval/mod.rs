@@ -161,6 +161,30 @@ pub struct EvalReport {
 }
 
 impl EvalReport {
+    /// Why this eval cannot score an improvement, when it cannot: the composite is at
+    /// its maximum, or every dimension but growth already is (only more tests or
+    /// coverage can raise it). Other work is then kept only as neutral with evidence.
+    pub fn saturation(&self) -> Option<String> {
+        let c = &self.composite;
+        if c.results.is_empty() {
+            return None;
+        }
+        if c.total >= 1.0 - 1e-9 {
+            return Some(format!(
+                "the composite is saturated ({:.3}): no change can score as an improvement; a change is kept only as neutral with evidence (docs/gate.md, \"Neutral keeps\")",
+                c.total
+            ));
+        }
+        let fixed: Vec<&EvalResult> = c
+            .results
+            .iter()
+            .filter(|r| r.tier != Tier::Growth)
+            .collect();
+        (!fixed.is_empty() && fixed.iter().all(|r| r.score >= 1.0 - 1e-9)).then(|| {
+            "every dimension but growth is at its maximum: only more tests or coverage can raise the composite; other work is kept only as neutral with evidence (docs/gate.md, \"Neutral keeps\")".to_string()
+        })
+    }
+
     /// A plain-text table: one row per dimension, then the composite.
     pub fn render_table(&self) -> String {
         table::render(self)
@@ -397,4 +421,54 @@ pub fn read_report(path: &Path) -> Result<Option<EvalReport>, String> {
         JsonFileError::Io(e) => format!("cannot read {}: {e}", path.display()),
         JsonFileError::Invalid(e) => format!("{} is not an eval report: {e}", path.display()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(results: Vec<EvalResult>) -> EvalReport {
+        EvalReport {
+            project: PathBuf::from("."),
+            language: "python".into(),
+            composite: compute_composite(results, Vec::new(), 0.0),
+            skipped: Vec::new(),
+            test_count: None,
+            coverage: None,
+            baseline: None,
+            profile: ProfileState::None,
+        }
+    }
+
+    #[test]
+    fn a_saturated_composite_or_one_only_growth_can_move_is_named() {
+        let dim =
+            |name: &str, tier: Tier, score: f64| EvalResult::new(name, tier, score, 1.0, true, "");
+        let full = report(vec![
+            dim("lint", Tier::Hygiene, 1.0),
+            dim("p", Tier::Project, 1.0),
+        ]);
+        assert!(full.saturation().unwrap().contains("saturated (1.000)"));
+        let growth_only = report(vec![
+            dim("lint", Tier::Hygiene, 1.0),
+            dim("test_count", Tier::Growth, 0.5),
+        ]);
+        assert!(
+            growth_only
+                .saturation()
+                .unwrap()
+                .contains("only more tests or coverage")
+        );
+        assert!(
+            growth_only
+                .render_table()
+                .contains("warning: every dimension but growth")
+        );
+        let room = report(vec![
+            dim("lint", Tier::Hygiene, 0.8),
+            dim("test_count", Tier::Growth, 0.5),
+        ]);
+        assert_eq!(room.saturation(), None);
+        assert!(!room.render_table().contains("warning:"));
+    }
 }

@@ -69,6 +69,9 @@ pub fn render(report: &EvalReport) -> String {
             one_line(&s.reason, 100)
         );
     }
+    if let Some(warning) = report.saturation() {
+        let _ = writeln!(out, "warning: {warning}");
+    }
     let verdict = if c.passed {
         "passes"
     } else {

@@ -621,9 +621,11 @@ fn attribute(
         if flaky.contains(id) || !steady(Some(tally)) {
             continue;
         }
+        // Only a test defined in a swapped file was run on the base's code as the head
+        // has it (a new test in a file of code, say a Rust `mod tests`, was not).
         let is_new = !runs.base_tally.contains_key(id);
         let (file, _, _) = locate(runner, head_loc, id);
-        if !is_new && !changed.contains(&file) {
+        if !changed.contains(&file) {
             continue;
         }
         if attribution::passes(runs.head_tests_on_base, id) {

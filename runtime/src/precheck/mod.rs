@@ -575,6 +575,12 @@ pub fn run_experiment_precheck(
         tests_passed.then_some(evidence.as_ref()).flatten(),
         &changed,
     );
+    let mut direction = direction;
+    if !cmp.improved
+        && let Some(warning) = measured.head_report.saturation()
+    {
+        direction.details.push(warning);
+    }
     checks.push(direction);
 
     checks.extend(guard_outcomes(&guards));
