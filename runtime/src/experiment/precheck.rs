@@ -79,6 +79,22 @@ pub fn load_precheck_eval(project: &Path, id: u32) -> Result<Option<EvalReport>,
     eval::read_report(&precheck_eval_json(project, id))
 }
 
+/// The settings `factory eval --exp N` measures experiment `id` with: factory.md as
+/// committed at its recorded base commit — the configuration its precheck reads — and
+/// the project's eval profile.
+pub fn eval_settings(project: &Path, id: u32) -> Result<EvalSettings, ExperimentError> {
+    let (_, ws) = workspace_of(project, id)?;
+    let repo = worktrees::open(project)?;
+    let base = git2::Oid::from_str(&ws.base_commit).map_err(|_| {
+        ExperimentError::Worktree(worktrees::WorktreeError::Git(format!(
+            "`{}` is not a commit id",
+            ws.base_commit
+        )))
+    })?;
+    let config = config::read_factory_md_at(&repo, base, &ws.subdir)?;
+    Ok(EvalSettings::from_config(&config).with_profile_of(project))
+}
+
 /// `factory eval PATH --exp N`: measures experiment `id`'s worktree against the
 /// project's baseline; the result goes to the project's `.factory/last_eval.json`.
 pub fn eval(
