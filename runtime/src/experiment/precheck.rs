@@ -46,6 +46,10 @@ pub struct PrecheckRecord {
     /// Set when the gate could not measure: the record then never passes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The gate configuration judged under: factory.md at the base and the eval
+    /// profile (absent when the gate could not measure, and in older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<crate::store::GateConfig>,
 }
 
 pub(crate) fn precheck_json(project: &Path, id: u32) -> PathBuf {
@@ -170,6 +174,7 @@ pub fn precheck(
                 base_commit: Some(ws.base_commit.clone()),
                 comparison: None,
                 error: Some(e.to_string()),
+                gate: None,
             };
             write_record(project, id, &record)?;
             return Err(e.into());
@@ -201,6 +206,7 @@ pub fn precheck(
         base_commit: Some(ws.base_commit.clone()),
         comparison: report.comparison.clone(),
         error: None,
+        gate: report.gate.clone(),
     };
     let dir = FactoryPaths::new(project).experiment_dir(id);
     fs::create_dir_all(&dir).map_err(io_at(&dir))?;

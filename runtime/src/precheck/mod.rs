@@ -3,8 +3,11 @@
 //! tests kept, clean tree, experiment branch), anti-pattern similarity, hard constraints,
 //! and proof that QA ran. One failing check fails the whole: there is no partial pass.
 
+mod cause;
 mod qa;
 pub mod sides;
+
+pub use cause::{gate_config, revert_cause};
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -20,7 +23,7 @@ pub use qa::{
 use crate::eval::{self, EvalReport, EvalSettings};
 use crate::guards::{self, GuardInputs};
 use crate::project::config::FactoryConfig;
-use crate::store::{Verdict, load_history};
+use crate::store::{GateConfig, Verdict, load_history};
 use crate::strategy::{ANTI_PATTERN_THRESHOLD, find_anti_patterns};
 use crate::sys::process::run_shell;
 
@@ -71,6 +74,10 @@ pub struct PrecheckReport {
     /// With `--exp`: both sides' runs, means, spreads, the margin and the noise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comparison: Option<Comparison>,
+    /// The gate configuration judged under (factory.md and eval profile); `None`
+    /// without a factory.md.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gate: Option<GateConfig>,
 }
 
 impl PrecheckReport {
@@ -93,6 +100,7 @@ impl PrecheckReport {
             score_before,
             eval,
             comparison: None,
+            gate: None,
         }
     }
 
@@ -190,15 +198,16 @@ pub fn run_precheck(
     let mut checks = Vec::new();
     let code = opts.code_dir.as_deref().unwrap_or(root);
 
+    let settings = EvalSettings::from_config(config).with_profile_of(root);
     let report = if opts.use_last_eval {
         eval::load_last_eval(root)
     } else {
-        Some(eval::run_eval_at(
-            code,
-            root,
-            &EvalSettings::from_config(config).with_profile_of(root),
-        )?)
+        Some(eval::run_eval_at(code, root, &settings)?)
     };
+    // The project's own factory.md: what `precheck --exp` reads at the base commit.
+    let factory_md =
+        std::fs::read(crate::project::layout::FactoryPaths::new(root).factory_md()).ok();
+    let gate = gate_config(factory_md.as_deref(), settings.profile.as_ref());
     let history = load_history(root)?;
     let kept_score = history
         .with_verdict(Verdict::Keep)
@@ -209,10 +218,12 @@ pub fn run_precheck(
     checks.extend(score_results);
 
     checks.extend(guard_checks(code, config, opts));
-    checks.push(anti_pattern_check(&history, opts));
+    checks.push(anti_pattern_check(&history, opts, gate.as_ref()));
     checks.push(hard_constraints(code, config));
     checks.push(check_qa_execution(root, opts.exp_id)?);
-    Ok(PrecheckReport::from_checks(checks, report, score_before))
+    let mut report = PrecheckReport::from_checks(checks, report, score_before);
+    report.gate = gate;
+    Ok(report)
 }
 
 fn guard_checks(code: &Path, config: &FactoryConfig, opts: &PrecheckOptions) -> Vec<CheckOutcome> {
@@ -243,7 +254,11 @@ fn guard_checks(code: &Path, config: &FactoryConfig, opts: &PrecheckOptions) -> 
     }
 }
 
-fn anti_pattern_check(history: &crate::store::History, opts: &PrecheckOptions) -> CheckOutcome {
+fn anti_pattern_check(
+    history: &crate::store::History,
+    opts: &PrecheckOptions,
+    gate: Option<&GateConfig>,
+) -> CheckOutcome {
     let hypothesis = opts.hypothesis.clone().or_else(|| {
         let id = opts.exp_id?;
         history
@@ -259,37 +274,41 @@ fn anti_pattern_check(history: &crate::store::History, opts: &PrecheckOptions) -
                     .map(|r| r.hypothesis.clone())
             })
     });
-    match hypothesis {
-        None => CheckOutcome::pass("anti_patterns", "no hypothesis given; nothing to compare"),
-        Some(h) => {
-            let others: Vec<_> = history
-                .records
-                .iter()
-                .filter(|r| Some(r.id) != opts.exp_id)
-                .cloned()
-                .collect();
-            let found = find_anti_patterns(&h, &others, ANTI_PATTERN_THRESHOLD);
-            if found.is_empty() {
-                CheckOutcome::pass(
-                    "anti_patterns",
-                    "no reverted experiment resembles this hypothesis",
-                )
-            } else {
-                CheckOutcome::fail(
-                    "anti_patterns",
-                    found
-                        .iter()
-                        .map(|a| {
-                            format!(
-                                "resembles reverted experiment {} ({:.2} similar): {}",
-                                a.id, a.similarity, a.hypothesis
-                            )
-                        })
-                        .collect(),
-                )
-            }
-        }
+    let Some(h) = hypothesis else {
+        return CheckOutcome::pass("anti_patterns", "no hypothesis given; nothing to compare");
+    };
+    let others: Vec<_> = history
+        .records
+        .iter()
+        .filter(|r| Some(r.id) != opts.exp_id)
+        .cloned()
+        .collect();
+    let found = find_anti_patterns(&h, &others, ANTI_PATTERN_THRESHOLD, gate);
+    let skipped = found.skipped_line();
+    if found.matches.is_empty() {
+        let mut outcome = CheckOutcome::pass(
+            "anti_patterns",
+            "no revert measured under this configuration resembles this hypothesis",
+        );
+        outcome.details.extend(skipped);
+        return outcome;
     }
+    let mut details: Vec<String> = found
+        .matches
+        .iter()
+        .map(|a| {
+            format!(
+                "resembles experiment {}, reverted on a measurement under this configuration ({:.2} similar): {}",
+                a.id, a.similarity, a.hypothesis
+            )
+        })
+        .collect();
+    details.extend(skipped);
+    details.push(
+        "a different approach needs a different hypothesis; if the revert no longer applies, `factory history forget N` clears it"
+            .to_owned(),
+    );
+    CheckOutcome::fail("anti_patterns", details)
 }
 
 /// Meets the threshold and does not fall below the last kept score. Also returns the
@@ -467,6 +486,10 @@ pub fn run_experiment_precheck(
     let mut settings = EvalSettings::from_config(config).with_profile_of(sides.project);
     settings.progress = opts.progress.clone();
     checks.push(eval_profile_check(&settings));
+    let gate = gate_config(
+        factory_md_at(sides, sides.base).as_deref(),
+        settings.profile.as_ref(),
+    );
     let command =
         (!sides::is_builtin_eval(&config.eval_command)).then_some(config.eval_command.as_str());
     let measured = sides::measure_sides(&base, &head, &settings, command, config.eval_runs)?;
@@ -525,7 +548,7 @@ pub fn run_experiment_precheck(
     }
     checks.push(guard_commands(head.code(), config));
     let history = load_history(sides.project)?;
-    checks.push(anti_pattern_check(&history, opts));
+    checks.push(anti_pattern_check(&history, opts, gate.as_ref()));
     checks.push(hard_constraints(head.code(), config));
     checks.push(check_qa_execution(sides.project, opts.exp_id)?);
     drop(base);
@@ -534,7 +557,17 @@ pub fn run_experiment_precheck(
         PrecheckReport::from_checks(checks, Some(measured.head_report), Some(cmp.base.mean));
     report.score = Some(cmp.head.mean);
     report.comparison = Some(cmp);
+    report.gate = gate;
     Ok(report)
+}
+
+/// factory.md's bytes as committed at `commit`, if it is there.
+fn factory_md_at(sides: &ExperimentSides<'_>, commit: git2::Oid) -> Option<Vec<u8>> {
+    let path = sides.subdir.join("factory.md");
+    let tree = sides.repo.find_commit(commit).ok()?.tree().ok()?;
+    let entry = tree.get_path(&path).ok()?;
+    let blob = sides.repo.find_blob(entry.id()).ok()?;
+    Some(blob.content().to_vec())
 }
 
 /// factory.md is the gate's configuration: changing it inside the experiment is a scope
