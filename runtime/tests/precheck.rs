@@ -6,10 +6,10 @@ mod common;
 use common::TestRepo;
 use factory_runtime::eval;
 use factory_runtime::events::{self, Event};
-use factory_runtime::precheck::{PrecheckOptions, PrecheckReport, run_precheck};
+use factory_runtime::precheck::{PrecheckOptions, PrecheckReport, gate_config, run_precheck};
 use factory_runtime::project::config::FactoryConfig;
 use factory_runtime::project::layout::ensure_factory_dir;
-use factory_runtime::store::{ExperimentStore, Outcome, Verdict};
+use factory_runtime::store::{ExperimentStore, Outcome, RevertCause, Verdict};
 use serde_json::json;
 
 /// Points `FACTORY_HOME` (where the event log's keys live) at a temporary directory
@@ -35,12 +35,24 @@ fn project() -> TestRepo {
         ("src/lib.txt", "one\n"),
         ("eval/README.md", "fixed\n"),
         ("README.md", "# demo\n"),
+        // Only its bytes matter here: the gate configuration anti_patterns compares.
+        ("factory.md", FACTORY_MD),
     ]);
     t.branch("exp/1");
     t.write("src/lib.txt", "one\ntwo\n");
     t.commit_all("in-scope change");
     ensure_factory_dir(t.path()).unwrap();
     t
+}
+
+const FACTORY_MD: &str = "# Goal\ntest\n";
+
+/// A revert measured failing under `factory_md` (this project's, unless told).
+fn measured_revert(factory_md: &str) -> Outcome {
+    let mut outcome = Outcome::new(Verdict::Revert);
+    outcome.gate = gate_config(Some(factory_md.as_bytes()), None);
+    outcome.revert_cause = Some(RevertCause::Measured);
+    outcome
 }
 
 fn config(score: f64, threshold: f64) -> FactoryConfig {
@@ -194,7 +206,7 @@ fn fails_on_anti_pattern() {
         .begin("cache parsed config files between runs")
         .unwrap()
         .id;
-    s.finalize(old, Outcome::new(Verdict::Revert)).unwrap();
+    s.finalize(old, measured_revert(FACTORY_MD)).unwrap();
     let id = s
         .begin("cache the parsed config files between runs")
         .unwrap()
@@ -211,8 +223,44 @@ fn fails_on_anti_pattern() {
     only_failure(
         &report,
         "anti_patterns",
-        &format!("reverted experiment {old}"),
+        &format!("resembles experiment {old}, reverted on a measurement"),
     );
+
+    // Reverts that cannot recur as they were do not count, and are named.
+    let t = project();
+    let s = store(&t);
+    let hypothesis = "cache parsed config files between runs";
+    let other_md = s.begin(hypothesis).unwrap().id;
+    s.finalize(other_md, measured_revert("# Goal\nolder\n"))
+        .unwrap();
+    let environment = s.begin(hypothesis).unwrap().id;
+    let mut outcome = measured_revert(FACTORY_MD);
+    outcome.revert_cause = Some(RevertCause::Environment);
+    s.finalize(environment, outcome).unwrap();
+    let older = s.begin(hypothesis).unwrap().id;
+    s.finalize(older, Outcome::new(Verdict::Revert)).unwrap();
+    let report = run(
+        &t,
+        &config(0.9, 0.5),
+        &PrecheckOptions {
+            hypothesis: Some(hypothesis.into()),
+            ..Default::default()
+        },
+    );
+    assert!(report.passed, "{}", report.render());
+    let check = report
+        .checks
+        .iter()
+        .find(|c| c.name == "anti_patterns")
+        .unwrap();
+    let skipped = check.details.join("\n");
+    for named in [
+        format!("experiment {other_md} (1.00 similar): judged under another factory.md"),
+        format!("experiment {environment} (1.00 similar): reverted for the environment"),
+        format!("experiment {older} (1.00 similar): recorded without a gate configuration"),
+    ] {
+        assert!(skipped.contains(&named), "{named:?} not in {skipped}");
+    }
 
     // The same history with a kept verdict is not an anti-pattern.
     let t = project();

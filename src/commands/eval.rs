@@ -22,9 +22,14 @@ scores 0 with the reason and the rest still run. The result is also written to
 .factory/last_eval.json when .factory/ exists. Exit 1 when the composite is below
 factory.md's eval_threshold.
 
+The configuration is factory.md, as precheck reads it: a .factory/config.json that says
+something else is rewritten from factory.md first (the old one kept as config.json.bak),
+or refused, naming both files, when it cannot be.
+
 With --exp N the experiment's worktree (.factory/worktrees/exp-NNN) is measured
-instead of your checkout; the configuration, the baseline and last_eval.json are still
-the project's. An experiment's eval never becomes the first baseline.
+instead of your checkout, with factory.md as committed at the experiment's base commit
+(what its precheck reads); the baseline and last_eval.json are still the project's. An
+experiment's eval never becomes the first baseline.
 
 Examples:
   factory eval
@@ -50,12 +55,33 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    let mut settings = match EvalSettings::for_project(&args.path) {
+    let loaded = match args.exp {
+        Some(id) => experiment::eval_settings(&args.path, id).map_err(|err| {
+            let code = match &err {
+                experiment::ExperimentError::Config(c) => super::config_exit_code(c),
+                _ => USAGE,
+            };
+            report(err, code)
+        }),
+        None => match EvalSettings::for_project(&args.path) {
+            Ok((settings, refreshed)) => {
+                if let Some(path) = refreshed {
+                    eprintln!(
+                        "refreshed {} from factory.md (it said something else; the old one is config.json.bak)",
+                        path.display()
+                    );
+                }
+                Ok(settings)
+            }
+            Err(err) => {
+                let code = super::config_exit_code(&err);
+                Err(report(err, code))
+            }
+        },
+    };
+    let mut settings = match loaded {
         Ok(settings) => settings,
-        Err(err) => {
-            let code = super::config_exit_code(&err);
-            return report(err, code);
-        }
+        Err(code) => return code,
     };
     settings.progress = factory_runtime::sys::progress::Progress::stderr("eval");
     if let Some(secs) = args.timeout {

@@ -61,6 +61,7 @@ pub fn config_exit_code(err: &factory_runtime::project::config::ConfigError) -> 
         ConfigError::MissingFactoryMd { .. }
         | ConfigError::Missing { .. }
         | ConfigError::NotCommitted { .. }
+        | ConfigError::Stale { .. }
         | ConfigError::Layout(_)
         | ConfigError::Io { .. } => USAGE,
     }

@@ -22,7 +22,8 @@ composite beats the base's by more than the larger spread; the declared Eval com
 and Guards run in the scratch checkouts. A side the eval cannot measure is an error:
 exit 2, and with --json {exp_id, error} (no `passed`).
 
-Without --exp: the composite meets eval_threshold (threshold) and does not fall below the
+Without --exp (configuration: factory.md, refreshing a .factory/config.json that says
+something else, as `factory eval` does): the composite meets eval_threshold (threshold) and does not fall below the
 baseline of the last keep (score_direction); the guards git_clean, experiment_branch,
 scope, fixed_surfaces, eval_immutable and tests_kept (changed files come from git,
 diffed against target_branch); no reverted experiment resembles the hypothesis
@@ -90,8 +91,16 @@ pub fn run(args: Args) -> ExitCode {
             }
         },
         None => {
-            let config = match config::load(&args.path) {
-                Ok(c) => c,
+            let config = match config::load_synced(&args.path) {
+                Ok(synced) => {
+                    if let Some(path) = synced.refreshed {
+                        eprintln!(
+                            "refreshed {} from factory.md (it said something else; the old one is config.json.bak)",
+                            path.display()
+                        );
+                    }
+                    synced.config
+                }
                 Err(err) => {
                     let code = super::config_exit_code(&err);
                     return report(err, code);

@@ -99,19 +99,24 @@ impl EvalSettings {
         }
     }
 
-    /// The settings `factory eval` uses for `project`: its factory.md configuration,
-    /// or the defaults when it has none yet, with its eval profile.
-    pub fn for_project(project: &Path) -> Result<Self, crate::project::config::ConfigError> {
+    /// The settings `factory eval` uses for `project`: its factory.md configuration
+    /// — what precheck reads — or the defaults when it has none yet, with its eval
+    /// profile. A `.factory/config.json` that says something else is refreshed from
+    /// factory.md first (its path is returned), or refused when it cannot be
+    /// ([`config::load_synced`](crate::project::config::load_synced)).
+    pub fn for_project(
+        project: &Path,
+    ) -> Result<(Self, Option<PathBuf>), crate::project::config::ConfigError> {
         use crate::project::config::{self, ConfigError};
-        let settings = match config::load(project) {
-            Ok(cfg) => Self::from_config(&cfg),
+        let (settings, refreshed) = match config::load_synced(project) {
+            Ok(synced) => (Self::from_config(&synced.config), synced.refreshed),
             // No factory.md yet: eval still works with the defaults.
             Err(ConfigError::Missing { .. } | ConfigError::MissingFactoryMd { .. }) => {
-                Self::default()
+                (Self::default(), None)
             }
             Err(err) => return Err(err),
         };
-        Ok(settings.with_profile_of(project))
+        Ok((settings.with_profile_of(project), refreshed))
     }
 
     /// These settings with the eval profile of the project at `store`, when it has a

@@ -20,6 +20,8 @@ pub mod kinds {
     pub const EXPERIMENT_BEGIN: &str = "experiment.begin";
     /// `factory finalize` recorded a verdict.
     pub const EXPERIMENT_FINALIZE: &str = "experiment.finalize";
+    /// `factory history forget N` cleared an experiment from anti-pattern matching.
+    pub const EXPERIMENT_FORGOTTEN: &str = "experiment.forgotten";
     /// `factory precheck --exp N` recorded its result.
     pub const PRECHECK_COMPLETED: &str = "precheck.completed";
     /// An agent invocation started; paired with exactly one terminal event.
@@ -49,6 +51,7 @@ pub mod kinds {
     pub const ALL: &[&str] = &[
         EXPERIMENT_BEGIN,
         EXPERIMENT_FINALIZE,
+        EXPERIMENT_FORGOTTEN,
         PRECHECK_COMPLETED,
         AGENT_STARTED,
         AGENT_COMPLETED,
@@ -90,6 +93,9 @@ pub enum EventData {
         verdict: String,
         delta: Option<f64>,
     },
+    /// `factory history forget N`: the experiment no longer counts as an anti-pattern.
+    #[serde(rename = "experiment.forgotten")]
+    ExperimentForgotten { exp_id: u32 },
     /// `factory precheck --exp N` checked `commit`.
     #[serde(rename = "precheck.completed")]
     PrecheckCompleted {
@@ -322,6 +328,7 @@ impl EventData {
         match self {
             Self::ExperimentBegin { .. } => EXPERIMENT_BEGIN,
             Self::ExperimentFinalize { .. } => EXPERIMENT_FINALIZE,
+            Self::ExperimentForgotten { .. } => EXPERIMENT_FORGOTTEN,
             Self::PrecheckCompleted { .. } => PRECHECK_COMPLETED,
             Self::AgentStarted(_) => AGENT_STARTED,
             Self::AgentCompleted(_) => AGENT_COMPLETED,

@@ -44,6 +44,10 @@ fn each_variant_has_its_json_and_reads_back_as_itself() {
             r#"{"type":"experiment.finalize","timestamp":"2026-01-01T00:00:00Z","delta":0.25,"exp_id":3,"verdict":"keep"}"#,
         ),
         (
+            EventData::ExperimentForgotten { exp_id: 3 },
+            r#"{"type":"experiment.forgotten","timestamp":"2026-01-01T00:00:00Z","exp_id":3}"#,
+        ),
+        (
             EventData::PrecheckCompleted {
                 exp_id: 3,
                 passed: true,

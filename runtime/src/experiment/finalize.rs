@@ -10,7 +10,7 @@ use crate::events::chain::sha256_hex;
 use crate::events::{self, ChainError, EventData};
 use crate::precheck::last_qa_completion;
 use crate::project::layout::FactoryPaths;
-use crate::store::{ExperimentRecord, ExperimentStore, Outcome, StoreError, Verdict};
+use crate::store::{ExperimentRecord, ExperimentStore, Outcome, RevertCause, StoreError, Verdict};
 use crate::worktrees::{self, Removed, WorktreeError};
 
 /// What finalizing did to the growth baseline.
@@ -121,6 +121,7 @@ pub fn finalize(root: &Path, id: u32, mut outcome: Outcome) -> Result<Finalized,
             };
         }
     }
+    judged_under(root, id, &mut outcome);
     let record = store.finalize(id, outcome)?;
     let baseline = if keep {
         move_baseline(root, id)
@@ -262,6 +263,23 @@ fn check_keep(root: &Path, id: u32) -> Result<PrecheckRecord, ExperimentError> {
         ));
     }
     Ok(pre)
+}
+
+/// What the experiment's last precheck says about the gate it was judged under and,
+/// for a revert, about what caused it. A precheck record that cannot be read counts
+/// as none: a revert is always recordable, and one without a readable measurement
+/// never blocks a later hypothesis.
+fn judged_under(root: &Path, id: u32, outcome: &mut Outcome) {
+    let pre = super::load_precheck(root, id).ok().flatten();
+    if outcome.gate.is_none() {
+        outcome.gate = pre.as_ref().and_then(|p| p.gate.clone());
+    }
+    if outcome.verdict == Verdict::Revert && outcome.revert_cause.is_none() {
+        outcome.revert_cause = Some(match &pre {
+            None => RevertCause::Unmeasured,
+            Some(p) => crate::precheck::revert_cause(p.passed, p.error.as_deref(), &p.checks),
+        });
+    }
 }
 
 /// A keep makes the eval it was judged on the growth baseline.

@@ -17,7 +17,9 @@ pub mod pull_request;
 pub use begin::{Started, begin};
 pub use diffstat::{DiffStat, FileStat, diff_stat};
 pub use finalize::{BaselineUpdate, Cleanup, Finalized, finalize};
-pub use precheck::{PrecheckRecord, eval, load_precheck, load_precheck_eval, precheck};
+pub use precheck::{
+    PrecheckRecord, eval, eval_settings, load_precheck, load_precheck_eval, precheck,
+};
 
 use std::path::{Path, PathBuf};
 

@@ -50,6 +50,10 @@ pub struct PrecheckRecord {
     /// eval, with the evidence in `score_direction`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<crate::precheck::VerdictClass>,
+    /// The gate configuration judged under: factory.md at the base and the eval
+    /// profile (absent when the gate could not measure, and in older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<crate::store::GateConfig>,
 }
 
 pub(crate) fn precheck_json(project: &Path, id: u32) -> PathBuf {
@@ -81,6 +85,22 @@ pub fn load_precheck(project: &Path, id: u32) -> Result<Option<PrecheckRecord>, 
 /// when there is none, `Err` saying why it cannot be read.
 pub fn load_precheck_eval(project: &Path, id: u32) -> Result<Option<EvalReport>, String> {
     eval::read_report(&precheck_eval_json(project, id))
+}
+
+/// The settings `factory eval --exp N` measures experiment `id` with: factory.md as
+/// committed at its recorded base commit — the configuration its precheck reads — and
+/// the project's eval profile.
+pub fn eval_settings(project: &Path, id: u32) -> Result<EvalSettings, ExperimentError> {
+    let (_, ws) = workspace_of(project, id)?;
+    let repo = worktrees::open(project)?;
+    let base = git2::Oid::from_str(&ws.base_commit).map_err(|_| {
+        ExperimentError::Worktree(worktrees::WorktreeError::Git(format!(
+            "`{}` is not a commit id",
+            ws.base_commit
+        )))
+    })?;
+    let config = config::read_factory_md_at(&repo, base, &ws.subdir)?;
+    Ok(EvalSettings::from_config(&config).with_profile_of(project))
 }
 
 /// `factory eval PATH --exp N`: measures experiment `id`'s worktree against the
@@ -159,6 +179,7 @@ pub fn precheck(
                 comparison: None,
                 error: Some(e.to_string()),
                 class: None,
+                gate: None,
             };
             write_record(project, id, &record)?;
             return Err(e.into());
@@ -192,6 +213,7 @@ pub fn precheck(
         comparison: report.comparison.clone(),
         error: None,
         class: report.class,
+        gate: report.gate.clone(),
     };
     let dir = FactoryPaths::new(project).experiment_dir(id);
     fs::create_dir_all(&dir).map_err(io_at(&dir))?;

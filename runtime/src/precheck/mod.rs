@@ -3,8 +3,11 @@
 //! tests kept, clean tree, experiment branch), anti-pattern similarity, hard constraints,
 //! and proof that QA ran. One failing check fails the whole: there is no partial pass.
 
+mod cause;
 mod qa;
 pub mod sides;
+
+pub use cause::{gate_config, revert_cause};
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -22,7 +25,7 @@ use crate::eval::{self, EvalReport, EvalSettings};
 use crate::guards::tests_kept::{Evidence, attribution};
 use crate::guards::{self, GuardInputs, GuardResult};
 use crate::project::config::FactoryConfig;
-use crate::store::{Verdict, load_history};
+use crate::store::{GateConfig, Verdict, load_history};
 use crate::strategy::{ANTI_PATTERN_THRESHOLD, find_anti_patterns};
 use crate::sys::process::run_shell;
 
@@ -78,6 +81,10 @@ pub struct PrecheckReport {
     /// score: a fail-to-pass test, every base test passing, docs or config only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub class: Option<VerdictClass>,
+    /// The gate configuration judged under (factory.md and eval profile); `None`
+    /// without a factory.md.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gate: Option<GateConfig>,
 }
 
 /// Why a passing experiment may be kept.
@@ -112,6 +119,7 @@ impl PrecheckReport {
             eval,
             comparison: None,
             class: None,
+            gate: None,
         }
     }
 
@@ -209,15 +217,16 @@ pub fn run_precheck(
     let mut checks = Vec::new();
     let code = opts.code_dir.as_deref().unwrap_or(root);
 
+    let settings = EvalSettings::from_config(config).with_profile_of(root);
     let report = if opts.use_last_eval {
         eval::load_last_eval(root)
     } else {
-        Some(eval::run_eval_at(
-            code,
-            root,
-            &EvalSettings::from_config(config).with_profile_of(root),
-        )?)
+        Some(eval::run_eval_at(code, root, &settings)?)
     };
+    // The project's own factory.md: what `precheck --exp` reads at the base commit.
+    let factory_md =
+        std::fs::read(crate::project::layout::FactoryPaths::new(root).factory_md()).ok();
+    let gate = gate_config(factory_md.as_deref(), settings.profile.as_ref());
     let history = load_history(root)?;
     let kept_score = history
         .with_verdict(Verdict::Keep)
@@ -228,10 +237,12 @@ pub fn run_precheck(
     checks.extend(score_results);
 
     checks.extend(guard_checks(code, config, opts));
-    checks.push(anti_pattern_check(&history, opts));
+    checks.push(anti_pattern_check(&history, opts, gate.as_ref()));
     checks.push(hard_constraints(code, config));
     checks.push(check_qa_execution(root, opts.exp_id)?);
-    Ok(PrecheckReport::from_checks(checks, report, score_before))
+    let mut report = PrecheckReport::from_checks(checks, report, score_before);
+    report.gate = gate;
+    Ok(report)
 }
 
 fn guard_checks(code: &Path, config: &FactoryConfig, opts: &PrecheckOptions) -> Vec<CheckOutcome> {
@@ -300,38 +311,46 @@ fn experiment_hypothesis(
     })
 }
 
-fn anti_pattern_check(history: &crate::store::History, opts: &PrecheckOptions) -> CheckOutcome {
-    match experiment_hypothesis(history, opts) {
-        None => CheckOutcome::pass("anti_patterns", "no hypothesis given; nothing to compare"),
-        Some(h) => {
-            let others: Vec<_> = history
-                .records
-                .iter()
-                .filter(|r| Some(r.id) != opts.exp_id)
-                .cloned()
-                .collect();
-            let found = find_anti_patterns(&h, &others, ANTI_PATTERN_THRESHOLD);
-            if found.is_empty() {
-                CheckOutcome::pass(
-                    "anti_patterns",
-                    "no reverted experiment resembles this hypothesis",
-                )
-            } else {
-                CheckOutcome::fail(
-                    "anti_patterns",
-                    found
-                        .iter()
-                        .map(|a| {
-                            format!(
-                                "resembles reverted experiment {} ({:.2} similar): {}",
-                                a.id, a.similarity, a.hypothesis
-                            )
-                        })
-                        .collect(),
-                )
-            }
-        }
+fn anti_pattern_check(
+    history: &crate::store::History,
+    opts: &PrecheckOptions,
+    gate: Option<&GateConfig>,
+) -> CheckOutcome {
+    let Some(h) = experiment_hypothesis(history, opts) else {
+        return CheckOutcome::pass("anti_patterns", "no hypothesis given; nothing to compare");
+    };
+    let others: Vec<_> = history
+        .records
+        .iter()
+        .filter(|r| Some(r.id) != opts.exp_id)
+        .cloned()
+        .collect();
+    let found = find_anti_patterns(&h, &others, ANTI_PATTERN_THRESHOLD, gate);
+    let skipped = found.skipped_line();
+    if found.matches.is_empty() {
+        let mut outcome = CheckOutcome::pass(
+            "anti_patterns",
+            "no revert measured under this configuration resembles this hypothesis",
+        );
+        outcome.details.extend(skipped);
+        return outcome;
     }
+    let mut details: Vec<String> = found
+        .matches
+        .iter()
+        .map(|a| {
+            format!(
+                "resembles experiment {}, reverted on a measurement under this configuration ({:.2} similar): {}",
+                a.id, a.similarity, a.hypothesis
+            )
+        })
+        .collect();
+    details.extend(skipped);
+    details.push(
+        "a different approach needs a different hypothesis; if the revert no longer applies, `factory history forget N` clears it"
+            .to_owned(),
+    );
+    CheckOutcome::fail("anti_patterns", details)
 }
 
 /// Meets the threshold and does not fall below the last kept score. Also returns the
@@ -531,6 +550,10 @@ pub fn run_experiment_precheck(
         .as_ref()
         .map_or(0, |e| e.proves_nothing.len() as u64);
 
+    let gate = gate_config(
+        factory_md_at(sides, sides.base).as_deref(),
+        settings.profile.as_ref(),
+    );
     let command =
         (!sides::is_builtin_eval(&config.eval_command)).then_some(config.eval_command.as_str());
     let measured =
@@ -588,7 +611,7 @@ pub fn run_experiment_precheck(
         opts.progress.say("guard commands on the head commit");
     }
     checks.push(guard_commands(head.code(), config));
-    checks.push(anti_pattern_check(&history, opts));
+    checks.push(anti_pattern_check(&history, opts, gate.as_ref()));
     checks.push(hard_constraints(head.code(), config));
     checks.push(check_qa_execution(sides.project, opts.exp_id)?);
     drop(base);
@@ -598,6 +621,7 @@ pub fn run_experiment_precheck(
     report.score = Some(cmp.head.mean);
     report.comparison = Some(cmp);
     report.class = report.passed.then_some(class).flatten();
+    report.gate = gate;
     Ok(report)
 }
 
@@ -725,6 +749,15 @@ fn changed_paths(sides: &ExperimentSides<'_>) -> Vec<String> {
             }
             out
         })
+}
+
+/// factory.md's bytes as committed at `commit`, if it is there.
+fn factory_md_at(sides: &ExperimentSides<'_>, commit: git2::Oid) -> Option<Vec<u8>> {
+    let path = sides.subdir.join("factory.md");
+    let tree = sides.repo.find_commit(commit).ok()?.tree().ok()?;
+    let entry = tree.get_path(&path).ok()?;
+    let blob = sides.repo.find_blob(entry.id()).ok()?;
+    Some(blob.content().to_vec())
 }
 
 /// factory.md is the gate's configuration: changing it inside the experiment is a scope

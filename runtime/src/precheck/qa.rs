@@ -41,6 +41,7 @@ fn exp_of(event: &Event) -> Option<u64> {
     match &event.data {
         EventData::ExperimentBegin { exp_id, .. }
         | EventData::ExperimentFinalize { exp_id, .. }
+        | EventData::ExperimentForgotten { exp_id }
         | EventData::PrecheckCompleted { exp_id, .. } => Some(u64::from(*exp_id)),
         EventData::AgentStarted(a) => a.exp_id.as_ref().and_then(ExpRef::id),
         data => match data.agent_ended() {

@@ -34,11 +34,16 @@ pub fn format_tiered_history(records: &[ExperimentRecord]) -> String {
         for r in one_line {
             let _ = writeln!(
                 out,
-                "  #{:03} {:<10} {:>10}  {}",
+                "  #{:03} {:<10} {:>10}  {}{}",
                 r.id,
                 r.verdict.as_str(),
                 fmt_delta(r.delta),
-                truncate(first_line(&r.hypothesis), 80)
+                truncate(first_line(&r.hypothesis), 80),
+                if r.forgotten_at.is_some() {
+                    " (forgotten)"
+                } else {
+                    ""
+                }
             );
         }
     }
@@ -103,6 +108,15 @@ fn write_full(out: &mut String, r: &ExperimentRecord) {
     }
     if !r.notes.is_empty() {
         let _ = writeln!(out, "    notes: {}", indent_continuation(&r.notes));
+    }
+    if let Some(cause) = r.revert_cause {
+        let _ = writeln!(out, "    revert cause: {cause}");
+    }
+    if let Some(at) = &r.forgotten_at {
+        let _ = writeln!(
+            out,
+            "    forgotten: at {at} (`factory history forget`): never matched as an anti-pattern"
+        );
     }
 }
 
@@ -192,6 +206,9 @@ mod tests {
             cost_usd: None,
             notes: String::new(),
             research_citations: vec![],
+            gate: None,
+            revert_cause: None,
+            forgotten_at: None,
         }
     }
 
@@ -236,6 +253,26 @@ mod tests {
         );
         assert!(older.contains("best score 0.55"), "{older}");
         assert!(older.contains("mean delta +0.03"), "{older}");
+    }
+
+    #[test]
+    fn a_forgotten_revert_says_so_in_both_tiers() {
+        let mut records: Vec<_> = (1..=5).map(|i| rec(i, Verdict::Revert, None)).collect();
+        records[0].forgotten_at = Some("2026-12-02T10:00:00Z".into());
+        records[4].forgotten_at = Some("2026-12-02T11:00:00Z".into());
+        records[4].revert_cause = Some(crate::store::RevertCause::Environment);
+        let text = format_tiered_history(&records);
+        assert!(
+            text.contains("forgotten: at 2026-12-02T11:00:00Z")
+                && text.contains("revert cause: environment"),
+            "{text}"
+        );
+        let one_line = text.lines().find(|l| l.starts_with("  #001")).unwrap();
+        assert!(
+            one_line.ends_with("hypothesis number 1 (forgotten)"),
+            "{one_line}"
+        );
+        assert_eq!(text.matches("forgotten").count(), 2, "{text}");
     }
 
     #[test]

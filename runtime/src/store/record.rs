@@ -108,6 +108,68 @@ pub struct ExperimentRecord {
     /// Sources a research-mode hypothesis cited.
     #[serde(default)]
     pub research_citations: Vec<String>,
+    /// The gate configuration the experiment's last precheck judged it under; `None`
+    /// for a record written before fingerprints existed, or without a precheck. Only
+    /// in `verdict.json` (results.tsv keeps its columns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<GateConfig>,
+    /// For a revert: whether its cause was measured (and so can recur under the same
+    /// configuration) or not. `None` for other verdicts and for older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revert_cause: Option<RevertCause>,
+    /// When `factory history forget` cleared it from anti-pattern matching (ISO-8601,
+    /// UTC). Read from `experiments/NNN/forgotten.json`, never from `verdict.json`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forgotten_at: Option<String>,
+}
+
+/// What a precheck judged an experiment under: factory.md as committed at its base,
+/// and the eval profile its sides were measured with. Two experiments with equal
+/// values were judged by the same gate.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateConfig {
+    /// SHA-256 (hex) of factory.md's bytes as committed at the experiment's base.
+    pub factory_md: String,
+    /// The eval profile: `approved:<content hash>`, `pending:<content hash>`, or
+    /// `none` (introspection chose the checks).
+    pub eval_profile: String,
+}
+
+/// Why a revert happened, as far as its recorded precheck tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RevertCause {
+    /// The gate measured the change and it failed: score, threshold, guards, tests,
+    /// hard constraints. The same change under the same configuration fails again.
+    Measured,
+    /// The gate could not measure: the eval could not run, a tool was missing, the
+    /// disk was full, the profile awaited review. Fixing the environment may pass it.
+    Environment,
+    /// What failed was reported flaky: it may pass on a rerun.
+    Flaky,
+    /// No failed measurement on record: no precheck, a precheck that passed, or one
+    /// that failed only because QA had not run or the hypothesis resembled an earlier
+    /// revert.
+    Unmeasured,
+}
+
+impl RevertCause {
+    /// The snake_case name used in files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Measured => "measured",
+            Self::Environment => "environment",
+            Self::Flaky => "flaky",
+            Self::Unmeasured => "unmeasured",
+        }
+    }
+}
+
+impl fmt::Display for RevertCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// What the caller of `finalize` knows about an experiment's end. Everything but the
@@ -138,6 +200,11 @@ pub struct Outcome {
     /// together, so the winner may have a lower id than this one; naming it lifts the
     /// "a later experiment exists" rule.
     pub superseded_by: Option<u32>,
+    /// The gate configuration of the experiment's last precheck, if it had one.
+    pub gate: Option<GateConfig>,
+    /// For a revert: what its recorded precheck says caused it (ignored for other
+    /// verdicts).
+    pub revert_cause: Option<RevertCause>,
 }
 
 #[cfg(test)]
@@ -158,6 +225,9 @@ impl ExperimentRecord {
             cost_usd: None,
             notes: notes.into(),
             research_citations: Vec::new(),
+            gate: None,
+            revert_cause: None,
+            forgotten_at: None,
         }
     }
 }
@@ -177,6 +247,8 @@ impl Outcome {
             notes: String::new(),
             research_citations: Vec::new(),
             superseded_by: None,
+            gate: None,
+            revert_cause: None,
         }
     }
 

@@ -367,3 +367,109 @@ fn a_keyed_begin_adopts_an_open_unkeyed_experiment_with_the_same_hypothesis() {
         Err(StoreError::UnknownExperiment { id: 99 })
     ));
 }
+
+#[test]
+fn the_gate_and_cause_live_in_verdict_json_and_older_records_still_read() {
+    let (proj, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = store(proj.path(), home.path());
+    let gate = GateConfig {
+        factory_md: "ab".repeat(32),
+        eval_profile: "none".into(),
+    };
+    let a = s.begin("a").unwrap().id;
+    let mut outcome = Outcome::new(Verdict::Revert);
+    outcome.gate = Some(gate.clone());
+    outcome.revert_cause = Some(RevertCause::Environment);
+    s.finalize(a, outcome).unwrap();
+    // A keep records the gate but never a revert cause.
+    let b = s.begin("b").unwrap().id;
+    let mut outcome = Outcome::new(Verdict::Keep);
+    outcome.gate = Some(gate.clone());
+    outcome.revert_cause = Some(RevertCause::Measured);
+    s.finalize(b, outcome).unwrap();
+
+    // results.tsv keeps its thirteen columns.
+    let tsv_text = fs::read_to_string(s.paths().results_tsv()).unwrap();
+    assert!(
+        tsv_text
+            .lines()
+            .all(|l| l.split('\t').count() == tsv::COLUMNS.len()),
+        "{tsv_text}"
+    );
+    let h = s.history().unwrap();
+    assert!(h.warnings.is_empty(), "{:?}", h.warnings);
+    assert_eq!(h.records[0].gate.as_ref(), Some(&gate));
+    assert_eq!(h.records[0].revert_cause, Some(RevertCause::Environment));
+    assert_eq!(h.records[1].gate.as_ref(), Some(&gate));
+    assert_eq!(h.records[1].revert_cause, None);
+
+    // A verdict.json written before these fields existed reads as it did.
+    let old = r#"{"id": 1, "timestamp": "2026-01-01T00:00:00Z", "hypothesis": "a", "change_summary": "", "issue_number": null, "pr_number": null, "score_before": null, "score_after": null, "delta": null, "verdict": "revert", "cost_usd": null, "notes": "", "research_citations": []}"#;
+    fs::write(s.paths().experiment_dir(a).join("verdict.json"), old).unwrap();
+    let h = s.history().unwrap();
+    assert!(h.warnings.is_empty(), "{:?}", h.warnings);
+    assert_eq!(h.records[0].gate, None);
+    assert_eq!(h.records[0].revert_cause, None);
+    // An unreadable one is named, and the record still lists from its row.
+    fs::write(s.paths().experiment_dir(a).join("verdict.json"), "{").unwrap();
+    let h = s.history().unwrap();
+    assert_eq!(h.records.len(), 2);
+    assert!(
+        h.warnings[0].contains("blocks no hypothesis"),
+        "{:?}",
+        h.warnings
+    );
+}
+
+#[test]
+fn forget_marks_a_finalized_record_once_and_refuses_what_is_not_one() {
+    let (proj, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = store(proj.path(), home.path());
+    assert!(matches!(
+        s.forget(1),
+        Err(StoreError::NothingToForget { id: 1, .. })
+    ));
+    assert!(!s.paths().dir().exists(), "nothing created");
+    let a = s.begin("a").unwrap().id;
+    assert!(matches!(
+        s.forget(a),
+        Err(StoreError::ForgetUnfinalized { .. })
+    ));
+    s.finalize(a, Outcome::new(Verdict::Revert)).unwrap();
+    let b = s.begin("b").unwrap().id;
+    s.finalize(b, Outcome::new(Verdict::Keep)).unwrap();
+    let verdict_before = fs::read(s.paths().experiment_dir(a).join("verdict.json")).unwrap();
+
+    let forgot = s.forget(a).unwrap();
+    assert!(!forgot.repeated);
+    let at = forgot.record.forgotten_at.clone().unwrap();
+    assert!(
+        forgot.render().contains("forgotten at"),
+        "{}",
+        forgot.render()
+    );
+    assert_eq!(
+        fs::read(s.paths().experiment_dir(a).join("verdict.json")).unwrap(),
+        verdict_before
+    );
+    let h = s.history().unwrap();
+    assert_eq!(h.records[0].forgotten_at.as_deref(), Some(at.as_str()));
+    assert_eq!(h.records[1].forgotten_at, None);
+    let again = s.forget(a).unwrap();
+    assert!(again.repeated && again.record.forgotten_at.as_deref() == Some(at.as_str()));
+    let log = events::read(s.paths()).unwrap();
+    assert_eq!(log.of_kind(kinds::EXPERIMENT_FORGOTTEN).count(), 1);
+    // A keep can be forgotten, and is told it never blocked anything.
+    assert!(s.forget(b).unwrap().render().contains("only reverts"));
+    match s.forget(9) {
+        Err(StoreError::NothingToForget { known, .. }) => {
+            assert_eq!(known, "the finalized experiments here are 1-2")
+        }
+        other => panic!("{other:?}"),
+    }
+    // A marker that cannot be read is reported, and does not count.
+    fs::write(s.paths().experiment_dir(a).join("forgotten.json"), "{").unwrap();
+    let h = s.history().unwrap();
+    assert_eq!(h.records[0].forgotten_at, None);
+    assert!(h.warnings[0].contains("forget 1"), "{:?}", h.warnings);
+}

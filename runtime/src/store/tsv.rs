@@ -129,6 +129,10 @@ fn decode_row(line: &str) -> Option<ExperimentRecord> {
         } else {
             serde_json::from_str(&citations).ok()?
         },
+        // Not columns: `verdict.json` and `forgotten.json` carry them.
+        gate: None,
+        revert_cause: None,
+        forgotten_at: None,
     })
 }
 
@@ -184,6 +188,9 @@ mod tests {
             cost_usd: Some(1.25),
             notes: "n".into(),
             research_citations: vec!["a\tb".into(), "c".into()],
+            gate: None,
+            revert_cause: None,
+            forgotten_at: None,
         }
     }
 

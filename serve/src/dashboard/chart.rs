@@ -137,6 +137,9 @@ mod tests {
             cost_usd: None,
             notes: String::new(),
             research_citations: vec![],
+            gate: None,
+            revert_cause: None,
+            forgotten_at: None,
         }
     }
 

@@ -83,7 +83,15 @@ pub fn history(project: &Path, args: &HistoryArgs) -> ToolResult {
 /// `factory eval` (without --record-baseline): the first eval of a project becomes
 /// its growth baseline, as on the command line.
 pub fn eval(project: &Path, args: &EvalArgs) -> ToolResult {
-    let mut settings = EvalSettings::for_project(project).map_err(|e| report(&e))?;
+    // The configuration precheck reads: factory.md (at the experiment's base for exp).
+    let mut settings = match args.exp {
+        Some(id) => experiment::eval_settings(project, id).map_err(|e| report(&e))?,
+        None => {
+            EvalSettings::for_project(project)
+                .map_err(|e| report(&e))?
+                .0
+        }
+    };
     if let Some(secs) = args.timeout_secs {
         settings.test_timeout = Duration::from_secs(secs.max(1));
     }
@@ -115,7 +123,7 @@ pub fn precheck(project: &Path, args: PrecheckArgs) -> ToolResult {
             (r, Some(record.commit))
         }
         None => {
-            let config = config::load(project).map_err(|e| report(&e))?;
+            let config = config::load_synced(project).map_err(|e| report(&e))?.config;
             let r = precheck::run_precheck(project, &config, &opts).map_err(|e| report(&e))?;
             (r, None)
         }

@@ -2,6 +2,8 @@
 //! regeneratable machine form `.factory/config.json` (spec §6.2, §8.7, §9.4, §10).
 //!
 //! - [`load`] is what other modules call: `config.json` if present, else `factory.md`.
+//! - [`load_synced`] is what must agree with the gate (`factory eval`, `factory
+//!   precheck`): `factory.md`, refreshing a stale `config.json` or refusing.
 //! - [`read_config`] reads `config.json` only, strictly.
 //! - [`init_project`] is `factory init [--reparse]`.
 //!
@@ -96,6 +98,24 @@ pub enum ConfigError {
         commit: String,
         /// factory.md's path inside the repository.
         path: PathBuf,
+    },
+    /// `config.json` no longer says what `factory.md` says, and could not be rewritten.
+    #[error(
+        "{config_json} is out of date with {factory_md} (the source of truth) and cannot be refreshed: {reason}"
+    )]
+    #[diagnostic(
+        code(factory::config::stale),
+        help(
+            "config.json is derived from factory.md: make .factory/ writable and run `factory init --reparse`, or delete .factory/config.json; eval and precheck both read factory.md"
+        )
+    )]
+    Stale {
+        /// The config.json path.
+        config_json: PathBuf,
+        /// The factory.md path.
+        factory_md: PathBuf,
+        /// Why it could not be rewritten.
+        reason: String,
     },
     /// `.factory/` could not be prepared.
     #[error(transparent)]
@@ -195,6 +215,72 @@ pub fn load(project: &Path) -> Result<FactoryConfig, ConfigError> {
     match read_config(project) {
         Err(ConfigError::Missing { .. }) => read_factory_md(project),
         other => other,
+    }
+}
+
+/// What [`load_synced`] read, and whether it had to refresh `config.json`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Synced {
+    /// The configuration.
+    pub config: FactoryConfig,
+    /// Where it came from: factory.md, or config.json when there is no factory.md.
+    pub source: PathBuf,
+    /// `config.json`'s path when it said something else and was rewritten from
+    /// factory.md (the previous one kept as `config.json.bak`).
+    pub refreshed: Option<PathBuf>,
+}
+
+/// The project's configuration with `factory.md` as the source of truth — what the
+/// gate reads — for commands that must agree with it (`factory eval`, `factory
+/// precheck` without `--exp`). A `.factory/config.json` that is unreadable, invalid or
+/// different from what factory.md yields is rewritten from it atomically, the old one
+/// kept beside it as `config.json.bak`; one that cannot be rewritten is
+/// [`ConfigError::Stale`], naming both files. A missing config.json is not created
+/// (`factory init` does that). Without a factory.md, config.json is read as
+/// [`load`] reads it.
+pub fn load_synced(project: &Path) -> Result<Synced, ConfigError> {
+    let paths = FactoryPaths::new(project);
+    let md_path = paths.factory_md();
+    let config = match read_factory_md(project) {
+        Err(ConfigError::MissingFactoryMd { .. }) => {
+            return Ok(Synced {
+                config: read_config(project)?,
+                source: paths.config_json(),
+                refreshed: None,
+            });
+        }
+        other => other?,
+    };
+    let json_path = paths.config_json();
+    let current = match fs::symlink_metadata(&json_path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => true,
+        _ => read_config(project).is_ok_and(|old| old == config),
+    };
+    if current {
+        return Ok(Synced {
+            config,
+            source: md_path,
+            refreshed: None,
+        });
+    }
+    let stale = |reason: String| ConfigError::Stale {
+        config_json: json_path.clone(),
+        factory_md: md_path.clone(),
+        reason,
+    };
+    if let Ok(old) = fs::read(&json_path) {
+        let bak = json_path.with_extension("json.bak");
+        crate::sys::files::atomic_write(&bak, &old)
+            .map_err(|e| stale(format!("cannot keep the old one as {}: {e}", bak.display())))?;
+    }
+    match write_config(project, &config) {
+        Ok(path) => Ok(Synced {
+            config,
+            source: md_path,
+            refreshed: Some(path),
+        }),
+        Err(ConfigError::Io { source, .. }) => Err(stale(source.to_string())),
+        Err(other) => Err(stale(other.to_string())),
     }
 }
 

@@ -445,3 +445,56 @@ fn a_typo_in_a_nested_section_is_an_error_at_its_line() {
         "{problem}"
     );
 }
+
+#[test]
+fn load_synced_takes_factory_md_and_refreshes_what_disagrees() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Without factory.md, config.json is what there is.
+    let config = parse(FULL).unwrap();
+    write_config(tmp.path(), &config).unwrap();
+    let synced = load_synced(tmp.path()).unwrap();
+    assert_eq!(synced.config, config);
+    assert_eq!(synced.refreshed, None);
+    assert!(synced.source.ends_with("config.json"));
+
+    // In step: read from factory.md, nothing written.
+    fs::write(tmp.path().join("factory.md"), FULL).unwrap();
+    let synced = load_synced(tmp.path()).unwrap();
+    assert_eq!(synced.refreshed, None);
+    assert!(synced.source.ends_with("factory.md"));
+    assert!(!tmp.path().join(".factory/config.json.bak").exists());
+
+    // factory.md edited: config.json is rewritten from it, the old one kept.
+    fs::write(
+        tmp.path().join("factory.md"),
+        FULL.replace("0.7\n", "0.9\n"),
+    )
+    .unwrap();
+    let synced = load_synced(tmp.path()).unwrap();
+    assert_eq!(synced.config.eval_threshold, 0.9);
+    assert!(synced.refreshed.is_some());
+    assert_eq!(read_config(tmp.path()).unwrap().eval_threshold, 0.9);
+    let bak: serde_json::Value = serde_json::from_str(
+        &fs::read_to_string(tmp.path().join(".factory/config.json.bak")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(bak["eval_threshold"], 0.7);
+
+    // A broken config.json is refreshed too; factory.md is the authority.
+    fs::write(tmp.path().join(".factory/config.json"), "{ not json").unwrap();
+    assert!(load_synced(tmp.path()).unwrap().refreshed.is_some());
+    assert_eq!(read_config(tmp.path()).unwrap().eval_threshold, 0.9);
+
+    // A broken factory.md is reported, naming it, whatever config.json says.
+    fs::write(tmp.path().join("factory.md"), FULL.replace("0.7", "lots")).unwrap();
+    assert!(matches!(
+        load_synced(tmp.path()),
+        Err(ConfigError::FactoryMd { .. })
+    ));
+
+    // No config.json: nothing is created.
+    let other = tempfile::tempdir().unwrap();
+    fs::write(other.path().join("factory.md"), FULL).unwrap();
+    assert_eq!(load_synced(other.path()).unwrap().refreshed, None);
+    assert!(!other.path().join(".factory").exists());
+}
