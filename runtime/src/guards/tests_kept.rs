@@ -291,6 +291,7 @@ pub fn check_identity(
         .map_err(|e| format!("scratch directory: {e}"))?;
     let (base_dir, head_dir) = (scratch.path().join("base"), scratch.path().join("head"));
     write_commit(repo, base, &base_dir)?;
+    crate::worktrees::setup::prepare_checkout(&base_dir, &base_dir, "base", tools.timeout)?;
     let diff = tree_diff(repo, base, head)?;
     let runner = runners::detect(&base_dir, tools);
     let run = |runner: Runner, dir: &Path, side: &str| {
@@ -304,6 +305,7 @@ pub fn check_identity(
         _ => None,
     };
     write_commit(repo, head, &head_dir)?;
+    crate::worktrees::setup::prepare_checkout(&head_dir, &base_dir, "head", tools.timeout)?;
     let mut identity = Identity {
         findings: static_findings(&diff, &base_dir, &head_dir, tools),
         ..Default::default()
