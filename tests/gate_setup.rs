@@ -379,6 +379,40 @@ fn a_test_runner_that_cannot_start_is_an_error_not_a_revert() {
 }
 
 #[test]
+fn a_module_the_change_deletes_is_scored_as_its_regression_not_an_error() {
+    needs("python3");
+    let p = Project::new(&[
+        (".gitignore", ".factory/\n"),
+        ("calc.py", "def add(a, b):\n    return a + b\n"),
+        (
+            "test_calc.py",
+            "import unittest\n\nfrom calc import add\n\n\nclass CalcTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n",
+        ),
+        ("src/level.txt", "0.3\n"),
+        (
+            "factory.md",
+            &factory_md("cat src/level.txt", "").replace("- src/**", "- src/**\n- *.py"),
+        ),
+    ]);
+    let id = p.begin("drop the calculator");
+    let wt = p.path().join(format!(".factory/worktrees/exp-{id:03}"));
+    fs::remove_file(wt.join("calc.py")).unwrap();
+    let repo = Repository::open(&wt).unwrap();
+    let mut index = repo.index().unwrap();
+    index.remove_path(Path::new("calc.py")).unwrap();
+    index.write().unwrap();
+    p.build(id, &[("src/level.txt", "0.9\n")]);
+    p.qa_done(id);
+    // At the head the tests cannot import `calc`, which the base has: the change broke
+    // it, so it is measured (and refused), not "could not measure".
+    let (code, v) = p.precheck(id);
+    assert_eq!(code, Some(1), "{v:#}");
+    assert!(v.get("error").is_none(), "{v:#}");
+    assert_eq!(v["passed"], false, "{v:#}");
+    assert_eq!(check(&v, "tests_kept")["passed"], false, "{v:#}");
+}
+
+#[test]
 fn pythonpath_pointing_at_the_users_checkout_is_refused_by_name() {
     needs("python3");
     let mut p = python_project("");
