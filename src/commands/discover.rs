@@ -82,15 +82,49 @@ pub fn run(args: Args) -> ExitCode {
         Ok(p) => p,
         Err(err) => return report(err, USAGE),
     };
+    let setup = setup_proposal(&args.path);
     if args.json {
-        match serde_json::to_string_pretty(&profile) {
+        let mut value = match serde_json::to_value(&profile) {
+            Ok(v) => v,
+            Err(e) => return report(miette::miette!("cannot encode the profile: {e}"), USAGE),
+        };
+        if let (Some(steps), Some(map)) = (&setup, value.as_object_mut()) {
+            map.insert(
+                "proposed_setup".into(),
+                serde_json::to_value(steps).unwrap_or_default(),
+            );
+        }
+        match serde_json::to_string_pretty(&value) {
             Ok(j) => println!("{j}"),
             Err(e) => return report(miette::miette!("cannot encode the profile: {e}"), USAGE),
         }
     } else {
         print_summary(&profile, &discovery::profile::profile_path(&args.path));
+        if let Some(steps) = &setup {
+            print_setup(steps);
+        }
     }
     ExitCode::from(OK)
+}
+
+/// The `## Setup` this project needs, when factory.md declares none.
+fn setup_proposal(path: &std::path::Path) -> Option<Vec<discovery::SetupStep>> {
+    let declared = config::read_factory_md(path)
+        .map(|c| !c.setup.is_empty())
+        .unwrap_or(false);
+    let steps = discovery::propose_setup(path);
+    (!declared && !steps.is_empty()).then_some(steps)
+}
+
+fn print_setup(steps: &[discovery::SetupStep]) {
+    println!(
+        "setup: factory.md has no `## Setup`, and each clean checkout the gate measures needs one; add this to factory.md and commit it:\n"
+    );
+    print!("{}", discovery::setup::render_section(steps));
+    println!();
+    for s in steps {
+        println!("  `{}`: {}", s.command, s.why);
+    }
 }
 
 fn generate(path: &std::path::Path, replace: bool) -> Result<Discovered, ProfileError> {

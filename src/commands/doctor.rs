@@ -11,8 +11,11 @@ use super::{FAILED, OK, USAGE, report};
 #[command(after_help = "\
 Checks, in order: a git repository with a commit; factory.md present, valid and
 committed; .factory/ ignored (and .gitignore committed); the eval profile approved;
-the project's toolchain (its tests can run); an agent runner (configured, or an agent
-CLI on PATH). Changes nothing. Exit 0 when ready, 1 when something needs fixing.")]
+the project's toolchain (a test command is available); a clean checkout of HEAD, set up
+by factory.md's `## Setup` and proven by the provenance probe to run its own code (what
+the keep gate does to each side); an agent runner (configured, or an agent CLI on PATH).
+Changes nothing in the project (the set-up runs in a scratch checkout). Exit 0 when
+ready, 1 when something needs fixing.")]
 pub struct Args {
     /// The project.
     #[arg(default_value = ".")]

@@ -19,8 +19,11 @@ scratch directories outside the project (no untracked or ignored files, no .fact
 fixed surfaces from the base) and each is measured eval_runs times (factory.md `Eval
 runs`, default 3), interleaved. score_direction passes only when the head's mean
 composite beats the base's by more than the larger spread; the declared Eval command
-and Guards run in the scratch checkouts. A side the eval cannot measure is an error:
-exit 2, and with --json {exp_id, error} (no `passed`).
+and Guards run in the scratch checkouts. Before measuring, factory.md's `## Setup` runs
+in both checkouts and a provenance probe proves the code under test comes from each. A
+side that cannot be measured (the eval command fails, a set-up command fails, the probe
+refuses, a check cannot start, the base does not build) is an error: exit 2, and with
+--json {exp_id, error} (no `passed`).
 
 Without --exp (configuration: factory.md, refreshing a .factory/config.json that says
 something else, as `factory eval` does): the composite meets eval_threshold (threshold) and does not fall below the

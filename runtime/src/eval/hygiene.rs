@@ -11,6 +11,7 @@ use super::parse::{self, TestCounts};
 use super::score::{EvalResult, Tier};
 use crate::eval::discovery::introspect::{Check, CheckKind, OutputParser, ProjectProfile};
 use crate::sys::process::{Output, run_shell};
+use crate::worktrees::setup::{StartCause, StartFailure, cannot_start};
 
 /// Default raw weights within the hygiene tier (normalised later; overridable per name).
 pub fn default_weight(kind: CheckKind) -> f64 {
@@ -41,6 +42,9 @@ pub struct HygieneRun {
     pub test_counts_missing: Option<String>,
     pub coverage: Option<f64>,
     pub coverage_missing: Option<String>,
+    /// Checks that could not start (a program or module missing) and a build that
+    /// failed: the gate turns these into "could not measure" rather than a score of 0.
+    pub start_failures: Vec<StartFailure>,
 }
 
 /// Runs every check in `profile` from `root`, each limited to `timeout`.
@@ -80,6 +84,22 @@ pub fn run_hygiene(
                 if out.success() { "done" } else { "failed" },
                 out.elapsed.as_secs_f64()
             ));
+        }
+        if let Ok(out) = &outcome
+            && check.kind != CheckKind::Coverage
+            && !out.success()
+            && !out.timed_out
+        {
+            let cause = cannot_start(out).or_else(|| {
+                (check.kind == CheckKind::Build).then(|| StartCause::build_failed(out))
+            });
+            if let Some(cause) = cause {
+                run.start_failures.push(StartFailure {
+                    check: check.kind.name().into(),
+                    command: command.clone(),
+                    cause,
+                });
+            }
         }
         if check.kind == CheckKind::Coverage {
             match &outcome {

@@ -303,6 +303,12 @@ impl Measurement {
         }
     }
 
+    /// The checks that could not start in this checkout (a program or module missing),
+    /// and a failed build ([`crate::worktrees::setup::StartKind::BuildFailed`]).
+    pub fn start_failures(&self) -> &[crate::worktrees::setup::StartFailure] {
+        &self.hygiene.start_failures
+    }
+
     /// Adds a project dimension measured outside [`measure`] (the gate's eval command).
     pub fn push_project(&mut self, result: EvalResult) {
         self.custom.push(result);

@@ -164,7 +164,13 @@ pub fn precheck(
     };
     let mut report = match precheck::run_experiment_precheck(&config, &sides, &opts) {
         Ok(r) => r,
-        Err(e @ (PrecheckError::Measurement { .. } | PrecheckError::Scratch { .. })) => {
+        Err(
+            e @ (PrecheckError::Measurement { .. }
+            | PrecheckError::Scratch { .. }
+            | PrecheckError::Setup { .. }
+            | PrecheckError::Provenance { .. }
+            | PrecheckError::CannotStart { .. }),
+        ) => {
             // Fail closed on disk too: no earlier passing record survives an error.
             let record = PrecheckRecord {
                 exp_id: id,

@@ -206,6 +206,54 @@ pub enum PrecheckError {
         commit: String,
         reason: String,
     },
+    /// A `## Setup` command failed in a side's checkout: nothing there can be measured.
+    #[error(
+        "could not measure the {side} commit {commit}: its `## Setup` command `{command}` failed: {reason}"
+    )]
+    #[diagnostic(
+        code(factory::precheck::setup),
+        help(
+            "each `## Setup` command in factory.md (as committed at the base) must exit 0 in a clean checkout of the commit within test_timeout; try it by hand (`git worktree add /tmp/try <commit>`, then run it there) and check the whole set-up with `factory doctor`"
+        )
+    )]
+    Setup {
+        side: String,
+        commit: String,
+        command: String,
+        reason: String,
+    },
+    /// The provenance probe could not show that the code under test comes from the side's
+    /// own checkout.
+    #[error(
+        "could not measure the {side} commit {commit}: the code under test does not come from its checkout: {reason}"
+    )]
+    #[diagnostic(
+        code(factory::precheck::provenance),
+        help(
+            "give each side its own environment through factory.md's `## Setup` (docs/gate.md, \"Set-up and provenance\"), then check it with `factory doctor`"
+        )
+    )]
+    Provenance {
+        side: String,
+        commit: String,
+        reason: String,
+    },
+    /// An eval check could not start in a side's checkout (a program or module missing),
+    /// or the build fails at the base: a score of 0 would compare environments.
+    #[error("could not measure the {side} commit {commit}: the {check} check `{command}` {cause}")]
+    #[diagnostic(
+        code(factory::precheck::cannot_start),
+        help(
+            "install what the check needs in each side's checkout through factory.md's `## Setup` (`npm ci`, a per-side .venv with the project installed), or fix the base; `factory doctor` sets up and probes a clean checkout of HEAD"
+        )
+    )]
+    CannotStart {
+        side: String,
+        commit: String,
+        check: String,
+        command: String,
+        cause: String,
+    },
 }
 
 /// Runs every check for the project at `root` under `config`.
@@ -525,6 +573,14 @@ pub fn run_experiment_precheck(
         sides.subdir,
         "head",
     )?;
+    let timeout = Duration::from_secs(config.test_timeout.max(1));
+    checks.push(sides::prepare_sides(
+        &base,
+        &head,
+        &config.setup,
+        timeout,
+        &opts.progress,
+    )?);
     let mut settings = EvalSettings::from_config(config).with_profile_of(sides.project);
     settings.progress = opts.progress.clone();
     checks.push(eval_profile_check(&settings));
@@ -610,9 +666,18 @@ pub fn run_experiment_precheck(
     if !config.guards.is_empty() {
         opts.progress.say("guard commands on the head commit");
     }
-    checks.push(guard_commands(head.code(), config));
+    // Guard commands and hard constraints run in the head's own environment, as its
+    // eval did.
+    let head_env = || crate::worktrees::setup::enter(head.code());
+    {
+        let _env = head_env();
+        checks.push(guard_commands(head.code(), config));
+    }
     checks.push(anti_pattern_check(&history, opts, gate.as_ref()));
-    checks.push(hard_constraints(head.code(), config));
+    {
+        let _env = head_env();
+        checks.push(hard_constraints(head.code(), config));
+    }
     checks.push(check_qa_execution(sides.project, opts.exp_id)?);
     drop(base);
     drop(head);

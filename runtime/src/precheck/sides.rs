@@ -15,6 +15,7 @@ use super::PrecheckError;
 use crate::eval::{self, EvalReport, EvalSettings, Measurement};
 use crate::guards::Patterns;
 use crate::worktrees::scratch::{entries, write_entry};
+use crate::worktrees::setup::{self, Checkout, SideError, StartKind};
 
 /// Below this a difference of means is no difference at all.
 const EPSILON: f64 = 1e-9;
@@ -67,9 +68,20 @@ pub struct Scratch {
     code: PathBuf,
     /// The commit checked out (hex).
     pub commit: String,
+    /// Which side it is (`base`, `head`).
+    pub side: String,
 }
 
 impl Scratch {
+    /// The checkout as the set-up and the provenance probe see it.
+    pub fn checkout(&self) -> Checkout<'_> {
+        Checkout {
+            side: &self.side,
+            code: &self.code,
+            root: self.dir.path(),
+        }
+    }
+
     /// The project's directory inside the checkout: the eval's working directory.
     pub fn code(&self) -> &Path {
         &self.code
@@ -123,7 +135,86 @@ pub fn materialise(
         dir,
         code,
         commit: commit.to_string(),
+        side: label.to_string(),
     })
+}
+
+/// Runs factory.md's `## Setup` in both checkouts, then the provenance probe in both
+/// (after both set-ups, so a set-up that installed into a shared environment — a bare
+/// `pip install -e .` into the caller's venv — is seen pointing at the other side).
+/// Returns the `provenance` check that says what was proven; a failure is an error.
+pub fn prepare_sides(
+    base: &Scratch,
+    head: &Scratch,
+    commands: &[String],
+    timeout: std::time::Duration,
+    progress: &crate::sys::progress::Progress,
+) -> Result<super::CheckOutcome, PrecheckError> {
+    let to_error = |scratch: &Scratch, e: SideError| match e {
+        SideError::Setup {
+            command, reason, ..
+        } => PrecheckError::Setup {
+            side: scratch.side.clone(),
+            commit: scratch.commit.clone(),
+            command,
+            reason,
+        },
+        SideError::Provenance { reason, .. } => PrecheckError::Provenance {
+            side: scratch.side.clone(),
+            commit: scratch.commit.clone(),
+            reason,
+        },
+    };
+    for scratch in [base, head] {
+        setup::run_setup(&scratch.checkout(), commands, timeout, progress)
+            .map_err(|e| to_error(scratch, e))?;
+    }
+    let mut details = vec![if commands.is_empty() {
+        "no `## Setup` in factory.md: the checkouts are measured as written".to_string()
+    } else {
+        format!(
+            "`## Setup` ran in each checkout: {}",
+            commands
+                .iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }];
+    for scratch in [base, head] {
+        let proven =
+            setup::probe(&scratch.checkout(), timeout).map_err(|e| to_error(scratch, e))?;
+        details.push(format!("{}: {}", scratch.side, proven.summary()));
+    }
+    Ok(super::CheckOutcome {
+        name: "provenance".into(),
+        passed: true,
+        details,
+    })
+}
+
+/// A check that could not start in `scratch` is an error, never a score — except at
+/// the head (whose base started) a failed build or a missing module of the project's
+/// own: that is the change's doing, and is scored as the regression it is.
+fn refuse_unstarted(
+    scratch: &Scratch,
+    measured: &Measurement,
+    base_code: &Path,
+) -> Result<(), PrecheckError> {
+    for f in measured.start_failures() {
+        let the_change = scratch.side == "head"
+            && (f.cause.kind == StartKind::BuildFailed || f.cause.is_project_module(base_code));
+        if !the_change {
+            return Err(PrecheckError::CannotStart {
+                side: scratch.side.clone(),
+                commit: scratch.commit.clone(),
+                check: f.check.clone(),
+                command: f.command.clone(),
+                cause: f.cause.describe(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// One side's composites over its runs.
@@ -279,7 +370,10 @@ pub fn measure_sides(
                 &scratch.commit[..scratch.commit.len().min(10)],
                 runs[i].len() + 1
             ));
+            // Every command of this side runs in its checkout's own environment.
+            let env = setup::enter(scratch.code());
             let mut m = eval::measure(scratch.code(), settings);
+            refuse_unstarted(scratch, &m, base.code())?;
             if let Some(cmd) = eval_command {
                 let r = run_eval_command(scratch.code(), cmd, settings.test_timeout).map_err(
                     |reason| PrecheckError::Measurement {
@@ -290,6 +384,7 @@ pub fn measure_sides(
                 )?;
                 m.push_project(r);
             }
+            drop(env);
             if i == 1 {
                 m.discount_tests(unproven_tests);
             }

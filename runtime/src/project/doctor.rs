@@ -49,8 +49,95 @@ pub fn diagnose(project: &Path) -> Vec<Finding> {
         ignored(project),
         eval_profile(project),
         toolchain(project),
+        pristine_checkout(project),
         runner(project),
     ]
+}
+
+/// What the gate does to each side, done to HEAD: written into a scratch directory from
+/// git, factory.md's `## Setup` run there, then the provenance probe. Passing means the
+/// code the tests and evals would run in a precheck comes from that checkout.
+fn pristine_checkout(project: &Path) -> Finding {
+    use crate::worktrees::setup::{self, Checkout, SideError};
+    const C: &str = "checkout";
+    let Ok(repo) = git2::Repository::discover(project) else {
+        return Finding::problem(C, "no repository", "see the git check");
+    };
+    let Some(head) = repo.head().ok().and_then(|h| h.peel_to_commit().ok()) else {
+        return Finding::problem(C, "no commit to check out", "see the git check");
+    };
+    let subdir = crate::worktrees::subdir_of(&repo, project);
+    let (commands, timeout) = match config::read_factory_md_at(&repo, head.id(), &subdir) {
+        Ok(cfg) => (
+            cfg.setup,
+            std::time::Duration::from_secs(cfg.test_timeout.max(1)),
+        ),
+        Err(config::ConfigError::NotCommitted { .. }) => (
+            Vec::new(),
+            std::time::Duration::from_secs(config::DEFAULT_TEST_TIMEOUT),
+        ),
+        Err(e) => {
+            return Finding::problem(
+                C,
+                format!("factory.md at HEAD cannot be read: {e}"),
+                "fix factory.md at the line named and commit it",
+            );
+        }
+    };
+    let scratch = match tempfile::Builder::new().prefix("factory-doctor-").tempdir() {
+        Ok(d) => d,
+        Err(e) => {
+            return Finding::problem(
+                C,
+                format!("cannot create a scratch directory: {e}"),
+                "make the system temp directory (TMPDIR) writable",
+            );
+        }
+    };
+    if let Err(e) = crate::worktrees::scratch::write_commit(&repo, head.id(), scratch.path()) {
+        return Finding::problem(
+            C,
+            format!("cannot check out HEAD: {e}"),
+            "see the git check",
+        );
+    }
+    let code = scratch.path().join(&subdir);
+    let _isolated = crate::sys::process::IsolatedBuilds::enter();
+    let checkout = Checkout {
+        side: "HEAD",
+        code: &code,
+        root: scratch.path(),
+    };
+    let short = &head.id().to_string()[..10];
+    let ran = if commands.is_empty() {
+        "no `## Setup`".to_string()
+    } else {
+        format!("`## Setup` ({} command(s)) ran", commands.len())
+    };
+    match setup::prepare(
+        &checkout,
+        &commands,
+        timeout,
+        &crate::sys::progress::Progress::none(),
+    ) {
+        Ok(proven) => Finding::ok(
+            C,
+            format!(
+                "a clean checkout of HEAD ({short}): {ran}; {}",
+                proven.summary()
+            ),
+        ),
+        Err(e @ SideError::Setup { .. }) => Finding::problem(
+            C,
+            format!("a clean checkout of HEAD ({short}): {e}"),
+            "fix the command in factory.md's `## Setup` (run it by hand in a fresh clone) and commit it",
+        ),
+        Err(e @ SideError::Provenance { .. }) => Finding::problem(
+            C,
+            format!("a clean checkout of HEAD ({short}), {ran}: {e}"),
+            "declare (or fix) factory.md's `## Setup` so each checkout gets its own environment (docs/configuration.md), and commit it",
+        ),
+    }
 }
 
 fn git(project: &Path) -> Finding {
@@ -214,7 +301,7 @@ fn toolchain(project: &Path) -> Finding {
         Finding::ok(
             C,
             format!(
-                "{}: tests run; not measured: {}",
+                "{}: a test command is available; not measured: {}",
                 profile.language.as_str(),
                 missing.join("; ")
             ),

@@ -138,6 +138,32 @@ impl Drop for IsolatedBuilds {
     }
 }
 
+/// Variables set (`Some`) or removed (`None`) for commands started on this thread.
+type EnvOverrides = Vec<(std::ffi::OsString, Option<std::ffi::OsString>)>;
+
+thread_local! {
+    static SCOPED_ENV: std::cell::RefCell<EnvOverrides> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// While alive, commands started on this thread get these variables set or removed on
+/// top of factory's own environment: one side's checkout gets its own environment (its
+/// `.venv` first on `PATH`, no inherited `NODE_PATH`; `worktrees::setup`). Entering a
+/// new scope replaces the previous one until it ends.
+#[must_use = "the environment applies only while the guard is alive"]
+pub struct ScopedEnv(EnvOverrides);
+
+impl ScopedEnv {
+    pub fn enter(vars: EnvOverrides) -> Self {
+        Self(SCOPED_ENV.replace(vars))
+    }
+}
+
+impl Drop for ScopedEnv {
+    fn drop(&mut self) {
+        SCOPED_ENV.set(std::mem::take(&mut self.0));
+    }
+}
+
 /// Commands factory runs itself (evals, guards, test runs) must leave the tree they run
 /// in as they found it: Python writes no bytecode there (what it must write, e.g.
 /// `compileall`, goes under a prefix in the temp directory).
@@ -158,6 +184,14 @@ pub fn run_command(
     timeout: Duration,
 ) -> Result<Output, ProcessError> {
     leave_no_caches(&mut cmd);
+    SCOPED_ENV.with_borrow(|vars| {
+        for (key, value) in vars {
+            match value {
+                Some(v) => cmd.env(key, v),
+                None => cmd.env_remove(key),
+            };
+        }
+    });
     if ISOLATED_BUILDS.get() {
         for var in SHARED_BUILD_CACHES {
             cmd.env_remove(var);
@@ -344,6 +378,31 @@ mod tests {
         assert_eq!(out.stdout.trim(), "hi");
         assert_eq!(out.stderr.trim(), "err");
         assert!(!out.timed_out);
+    }
+
+    #[test]
+    fn a_scoped_environment_applies_to_this_thread_s_commands_until_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let echo = || {
+            run_shell(
+                "echo \"${FACTORY_SCOPED_TEST-unset}\"",
+                dir.path(),
+                Duration::from_secs(10),
+            )
+            .unwrap()
+            .stdout
+            .trim()
+            .to_string()
+        };
+        {
+            let _env = ScopedEnv::enter(vec![("FACTORY_SCOPED_TEST".into(), Some("set".into()))]);
+            assert_eq!(echo(), "set");
+            let inner = ScopedEnv::enter(vec![("FACTORY_SCOPED_TEST".into(), None)]);
+            assert_eq!(echo(), "unset", "a new scope replaces the outer one");
+            drop(inner);
+            assert_eq!(echo(), "set", "and the outer one is back");
+        }
+        assert_eq!(echo(), "unset");
     }
 
     #[test]

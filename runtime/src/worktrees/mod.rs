@@ -6,12 +6,14 @@
 //! change neither HEAD, the index nor the working tree of the main checkout, and
 //! nothing here stashes, resets or checks out there. Both operations are idempotent,
 //! so an interrupted run can simply call them again. [`scratch`] writes pristine
-//! copies of commits outside the project.
+//! copies of commits outside the project; [`setup`] prepares such a copy for measuring
+//! (factory.md's `## Setup`, the provenance probe, the checkout's own environment).
 
 pub mod clean;
 pub mod integrate;
 pub mod inventory;
 pub mod scratch;
+pub mod setup;
 
 use std::fs;
 use std::io;
@@ -283,7 +285,8 @@ fn clear_leftover(path: &Path) -> Result<(), WorktreeError> {
     }
 }
 
-fn subdir_of(repo: &Repository, project: &Path) -> PathBuf {
+/// Where `project` lies inside `repo`'s working directory (empty at its root).
+pub(crate) fn subdir_of(repo: &Repository, project: &Path) -> PathBuf {
     let (Some(workdir), Ok(project)) = (repo.workdir(), project.canonicalize()) else {
         return PathBuf::new();
     };

@@ -6,6 +6,7 @@
 pub mod eval_spec;
 pub mod introspect;
 pub mod profile;
+pub mod setup;
 mod toolchains;
 
 use std::path::{Path, PathBuf};
@@ -15,6 +16,7 @@ pub use introspect::{ProjectProfile, introspect};
 pub use profile::{
     EvalProfile, ProfileError, approve_profile, build_eval_profile, load_profile, write_profile,
 };
+pub use setup::{SetupStep, propose_setup};
 
 /// What [`discover`] did.
 #[derive(Debug, Clone)]

@@ -122,8 +122,17 @@ impl Default for Tools {
 }
 
 impl Tools {
-    fn python_has(&self, module: &str) -> bool {
-        let Some(py) = self.python.as_deref().and_then(Path::to_str) else {
+    /// The interpreter for the checkout at `dir`: its own `.venv`'s when set-up made one
+    /// (`worktrees::setup`), else [`Tools::python`].
+    fn python_for(&self, dir: &Path) -> Option<PathBuf> {
+        crate::worktrees::setup::venv_python(dir).or_else(|| self.python.clone())
+    }
+
+    fn python_has(&self, dir: &Path, module: &str) -> bool {
+        let Some(py) = self.python_for(dir) else {
+            return false;
+        };
+        let Some(py) = py.to_str() else {
             return false;
         };
         run_program(
@@ -136,10 +145,9 @@ impl Tools {
         .unwrap_or(false)
     }
 
-    fn python_str(&self) -> Result<&str, String> {
-        self.python
-            .as_deref()
-            .and_then(Path::to_str)
+    fn python_str(&self, dir: &Path) -> Result<String, String> {
+        self.python_for(dir)
+            .and_then(|p| p.to_str().map(str::to_string))
             .ok_or_else(|| "python3 is not installed".to_string())
     }
 }
@@ -203,10 +211,10 @@ pub fn detect(dir: &Path, tools: &Tools) -> Result<Option<Runner>, String> {
         })
         .collect();
     if !py_tests.is_empty() {
-        if tools.python.is_none() {
+        if tools.python_for(dir).is_none() {
             return Err("the project has Python tests but python3 is not installed".into());
         }
-        if tools.python_has("pytest") {
+        if tools.python_has(dir, "pytest") {
             return Ok(Some(Runner::Pytest));
         }
         let needs_pytest = files.iter().any(|f| name_of(f) == "conftest.py")
@@ -246,20 +254,22 @@ fn shell_quote(s: &str) -> String {
 /// Runs `runner` in `dir` and parses every test it reports. An error only when the
 /// runner could not be started at all.
 pub fn run(runner: Runner, dir: &Path, tools: &Tools, scratch: &Path) -> Result<TestRun, String> {
+    // The checkout's own environment (its .venv first on PATH, no NODE_PATH).
+    let _env = crate::worktrees::setup::enter(dir);
     let out: Output = match runner {
         Runner::Pytest => {
-            let py = tools.python_str()?;
+            let py = tools.python_str(dir)?;
             let script = format!(
                 "PYTHONDONTWRITEBYTECODE=1 {} -m pytest -v -rA -p no:cacheprovider -o console_output_style=classic 2>&1",
-                shell_quote(py)
+                shell_quote(&py)
             );
             run_shell(&script, dir, tools.timeout)
         }
         Runner::Unittest => {
-            let py = tools.python_str()?;
+            let py = tools.python_str(dir)?;
             let script = format!(
                 "PYTHONDONTWRITEBYTECODE=1 {} -m unittest discover -v 2>&1",
-                shell_quote(py)
+                shell_quote(&py)
             );
             run_shell(&script, dir, tools.timeout)
         }

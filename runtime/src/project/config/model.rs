@@ -96,6 +96,12 @@ pub struct FactoryConfig {
     /// Seconds a test run may take (at least 1).
     #[serde(default = "default_test_timeout")]
     pub test_timeout: u64,
+    /// Shell commands run, in order, in each pristine checkout the gate measures (and
+    /// `factory doctor` checks) before any eval or test run there (`## Setup`: `npm ci`,
+    /// `python3 -m venv .venv && .venv/bin/pip install -e .`, `go mod download`), each
+    /// limited to `test_timeout`. One that fails makes the precheck an error.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setup: Vec<String>,
     /// How many times precheck measures each side (base and head), interleaved, to
     /// tell an improvement from noise (factory.md `## Eval runs`; 1..=20, default 3).
     #[serde(default = "default_eval_runs")]

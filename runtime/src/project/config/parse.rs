@@ -107,6 +107,16 @@ pub const SECTION_MAP: &[(&str, &[&str])] = &[
         &["test_timeout", "timeout", "tests_timeout"],
     ),
     ("eval_runs", &["eval_runs", "runs", "eval_repetitions"]),
+    (
+        "setup",
+        &[
+            "setup",
+            "set_up",
+            "setup_commands",
+            "environment_setup",
+            "checkout_setup",
+        ],
+    ),
     ("runner", &["runner", "agent_runner"]),
     ("models", &["models", "agent_models"]),
 ];
@@ -472,6 +482,17 @@ fn check_sense(field: &str, value: &Value) -> Result<(), String> {
                 "{t} is outside 0..1: the composite score is between 0 and 1 (e.g. 0.7)"
             )),
             _ => Ok(()),
+        },
+        "setup" => match value.as_array().and_then(|items| {
+            items
+                .iter()
+                .position(|i| i.as_str().is_none_or(|t| t.trim().is_empty()))
+        }) {
+            Some(n) => Err(format!(
+                "command {} is empty; write one shell command per bullet (e.g. `- npm ci`) or one per line of a fenced block",
+                n + 1
+            )),
+            None => Ok(()),
         },
         "scope" if value.as_array().is_some_and(Vec::is_empty) => Err(
             "lists no files, so every change would be out of scope; add globs such as `src/**`"

@@ -498,3 +498,57 @@ fn load_synced_takes_factory_md_and_refreshes_what_disagrees() {
     assert_eq!(load_synced(other.path()).unwrap().refreshed, None);
     assert!(!other.path().join(".factory").exists());
 }
+
+#[test]
+fn setup_takes_one_command_per_bullet_or_per_line_of_a_fenced_block() {
+    let none = parse(MINIMAL).unwrap();
+    assert!(none.setup.is_empty(), "no section, no set-up");
+    assert!(
+        !serde_json::to_string(&none).unwrap().contains("setup"),
+        "an empty set-up is left out of config.json"
+    );
+    let text = format!(
+        "{MINIMAL}## Setup\n- `npm ci`\n- python3 -m venv .venv && .venv/bin/pip install -e .\n"
+    );
+    let c = parse(&text).unwrap();
+    assert_eq!(
+        c.setup,
+        vec![
+            "npm ci",
+            "python3 -m venv .venv && .venv/bin/pip install -e ."
+        ]
+    );
+    let json = serde_json::to_string(&c).unwrap();
+    assert_eq!(serde_json::from_str::<FactoryConfig>(&json).unwrap(), c);
+    for heading in ["Set up", "Setup commands", "Environment setup"] {
+        let text = format!("{MINIMAL}## {heading}\n```sh\nnpm ci\n\ngo mod download\n```\n");
+        assert_eq!(
+            parse(&text).unwrap().setup,
+            vec!["npm ci", "go mod download"],
+            "{heading}"
+        );
+    }
+    // A continuation line belongs to its bullet's script.
+    let text = format!("{MINIMAL}## Setup\n- if [ -f x ]; then\n  make x; fi\n");
+    assert_eq!(
+        parse(&text).unwrap().setup,
+        vec!["if [ -f x ]; then\nmake x; fi"]
+    );
+}
+
+#[test]
+fn an_empty_setup_command_is_an_error_at_its_section() {
+    let text = format!("{MINIMAL}## Setup\n- npm ci\n-\n");
+    let err = parse(&text).unwrap_err();
+    let ConfigError::FactoryMd { line, problem, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(*line, Some(MINIMAL.lines().count() + 2));
+    assert!(
+        problem.contains("Setup") && problem.contains("command 2 is empty"),
+        "{problem}"
+    );
+    let text = format!("{MINIMAL}## Setup\n- npm ci\n## Set up\n- npm install\n");
+    let err = parse(&text).unwrap_err().to_string();
+    assert!(err.contains("appears twice"), "{err}");
+}
