@@ -30,6 +30,7 @@ fn inputs() -> GuardInputs {
         base_commit: None,
         test_timeout: None,
         declared: Default::default(),
+        setup: Vec::new(),
     }
 }
 

@@ -185,8 +185,9 @@ pub fn check_tests_kept(
     changes: &[Change],
     timeout: Option<Duration>,
     declared: &tests_kept::attribution::Declared,
+    setup: &[String],
 ) -> GuardResult {
-    let found = tests_kept::tests_kept(repo, root, base, changes, timeout, declared);
+    let found = tests_kept::tests_kept(repo, root, base, changes, timeout, declared, setup);
     let mut result = GuardResult::from_violations("tests_kept", found.violations);
     result.notes = found
         .evidence
@@ -222,6 +223,8 @@ pub struct GuardInputs {
     pub test_timeout: Option<Duration>,
     /// Behaviour changes the hypothesis declared and QA confirmed, by test name.
     pub declared: tests_kept::attribution::Declared,
+    /// factory.md's `## Setup`, run in the test guard's checkouts.
+    pub setup: Vec<String>,
 }
 
 /// Runs every guard for the repository at `root`. Errors only when git itself cannot be
@@ -271,6 +274,7 @@ pub fn run_guards(root: &Path, inputs: &GuardInputs) -> Result<Vec<GuardResult>,
         &changes,
         inputs.test_timeout,
         &inputs.declared,
+        &inputs.setup,
     ));
     results.push(history::check_secrets(&repo, &touches));
     Ok(results)

@@ -380,7 +380,7 @@ pub fn check_identity_declared(
         .map_err(|e| format!("scratch directory: {e}"))?;
     let (base_dir, head_dir) = (scratch.path().join("base"), scratch.path().join("head"));
     write_commit(repo, base, &base_dir)?;
-    crate::worktrees::setup::prepare_checkout(&base_dir, &base_dir, "base", tools.timeout)?;
+    crate::worktrees::setup::prepare_checkout(&base_dir, &tools.setup, "base", tools.timeout)?;
     let diff = tree_diff(repo, base, head)?;
     let runner = runners::detect(&base_dir, tools);
     let run = |runner: Runner, dir: &Path, side: &str| {
@@ -394,7 +394,7 @@ pub fn check_identity_declared(
         _ => None,
     };
     write_commit(repo, head, &head_dir)?;
-    crate::worktrees::setup::prepare_checkout(&head_dir, &base_dir, "head", tools.timeout)?;
+    crate::worktrees::setup::prepare_checkout(&head_dir, &tools.setup, "head", tools.timeout)?;
     let mut identity = Identity {
         findings: static_findings(&diff, &base_dir, &head_dir, tools),
         ..Default::default()
@@ -494,7 +494,12 @@ pub fn check_identity_declared(
     let base_tests_dir = scratch.path().join("head-code-base-tests");
     write_commit_with(repo, head, base, &take, &base_tests_dir)?;
     // Each checkout gets its own environment, set up as the sides were.
-    crate::worktrees::setup::prepare_checkout(&base_tests_dir, &base_dir, "head", tools.timeout)?;
+    crate::worktrees::setup::prepare_checkout(
+        &base_tests_dir,
+        &tools.setup,
+        "head",
+        tools.timeout,
+    )?;
     let base_tests_on_head = run(
         runner,
         &base_tests_dir,
@@ -502,7 +507,12 @@ pub fn check_identity_declared(
     )?;
     let head_tests_dir = scratch.path().join("base-code-head-tests");
     write_commit_with(repo, base, head, &take, &head_tests_dir)?;
-    crate::worktrees::setup::prepare_checkout(&head_tests_dir, &base_dir, "base", tools.timeout)?;
+    crate::worktrees::setup::prepare_checkout(
+        &head_tests_dir,
+        &tools.setup,
+        "base",
+        tools.timeout,
+    )?;
     let head_tests_on_base = run(
         runner,
         &head_tests_dir,
@@ -905,8 +915,12 @@ pub fn tests_kept(
     changes: &[Change],
     timeout: Option<std::time::Duration>,
     declared: &Declared,
+    setup: &[String],
 ) -> TestsKept {
-    let mut tools = Tools::default();
+    let mut tools = Tools {
+        setup: setup.to_vec(),
+        ..Tools::default()
+    };
     if let Some(t) = timeout {
         tools.timeout = t;
     }

@@ -315,6 +315,7 @@ fn guard_results(
         base_commit: opts.base_commit.clone(),
         test_timeout: Some(Duration::from_secs(config.test_timeout.max(1))),
         declared,
+        setup: config.setup.clone(),
     };
     // Guards that cannot run fail closed.
     guards::run_guards(code, &inputs)

@@ -109,6 +109,9 @@ pub struct Tools {
     pub cargo_target_dir: Option<PathBuf>,
     /// Per run: factory.md's `test_timeout` when the gate runs it (900 s by default).
     pub timeout: Duration,
+    /// factory.md's `## Setup` (as committed at the base), run in each checkout before
+    /// its tests.
+    pub setup: Vec<String>,
 }
 
 impl Default for Tools {
@@ -117,6 +120,7 @@ impl Default for Tools {
             python: which("python3").or_else(|| which("python")),
             cargo_target_dir: None,
             timeout: Duration::from_secs(900),
+            setup: Vec::new(),
         }
     }
 }

@@ -156,30 +156,21 @@ pub fn prepare(
     probe(c, timeout)
 }
 
-/// [`prepare`] for a checkout written at `dir` (the whole repository), with the
-/// `## Setup` that factory.md in `config_from` declares — the base commit's checkout,
-/// for both sides: the gate's configuration is factory.md as committed at the base.
-/// No factory.md there means nothing to set up (the probe still runs). For callers whose
-/// errors are sentences (the test guard).
+/// [`prepare`] for a checkout written at `dir` (the whole repository) with the `## Setup`
+/// `commands` of the gate's configuration (factory.md as committed at the base), for
+/// callers whose errors are sentences (the test guard).
 pub fn prepare_checkout(
     dir: &Path,
-    config_from: &Path,
+    commands: &[String],
     side: &str,
     timeout: Duration,
 ) -> Result<Provenance, String> {
-    use crate::project::config::{self, ConfigError};
-    let commands = match config::read_factory_md(config_from) {
-        Ok(cfg) => cfg.setup,
-        Err(ConfigError::MissingFactoryMd { .. } | ConfigError::Missing { .. }) => Vec::new(),
-        Err(e) => return Err(format!("cannot read `## Setup` from the base commit: {e}")),
-    };
     let c = Checkout {
         side,
         code: dir,
         root: dir,
     };
-    prepare(&c, &commands, timeout, &Progress::none())
-        .map_err(|e| format!("could not measure: {e}"))
+    prepare(&c, commands, timeout, &Progress::none()).map_err(|e| format!("could not measure: {e}"))
 }
 
 static USEFUL: LazyLock<Regex> = LazyLock::new(|| {
