@@ -109,7 +109,12 @@ def run_case(project, case, args):
            "commit -qm 'factory.md for the gate replay'", work)
         script = tmp / "replay.yaml"
         replay_script(case, patch, script)
-        env = dict(os.environ, FACTORY_HOME=str(tmp / "home"), TMPDIR=str(tmp))
+        # Modes run `factory …` themselves: the binary under test is first on PATH.
+        bin_dir = tmp / "bin"
+        bin_dir.mkdir()
+        (bin_dir / "factory").symlink_to(Path(args.factory).resolve())
+        env = dict(os.environ, FACTORY_HOME=str(tmp / "home"), TMPDIR=str(tmp),
+                   PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
         env.pop("FACTORY_RUN_ID", None)
         r = sh([args.factory, "run", "improve", "--runner", "replay", "--script", str(script)],
                work, check=False, env=env)

@@ -42,6 +42,8 @@ pub struct HygieneRun {
     pub test_counts_missing: Option<String>,
     pub coverage: Option<f64>,
     pub coverage_missing: Option<String>,
+    /// Each command run and whether it exited 0 (not timed out).
+    pub commands: Vec<(String, bool)>,
     /// Checks that could not start (a program or module missing) and a build that
     /// failed: the gate turns these into "could not measure" rather than a score of 0.
     pub start_failures: Vec<StartFailure>,
@@ -77,6 +79,10 @@ pub fn run_hygiene(
         };
         progress.say(&format!("{}: `{command}`", check.kind.name()));
         let outcome = run_shell(command, root, timeout);
+        run.commands.push((
+            command.clone(),
+            outcome.as_ref().is_ok_and(|o| o.success() && !o.timed_out),
+        ));
         if let Ok(out) = &outcome {
             progress.say(&format!(
                 "{}: {} in {:.1}s",

@@ -80,6 +80,7 @@ impl EvalSettings {
                     weight: 1.0,
                     timeout: config.test_timeout.max(1),
                     description: item.clone(),
+                    deterministic: None,
                 });
             }
         }
@@ -283,7 +284,55 @@ pub fn measure(code: &Path, settings: &EvalSettings) -> Measurement {
     }
 }
 
+/// Whether any dimension of `code` under `settings` varies between runs on the same
+/// code: `eval/score.py`, a project dimension not deterministic, or an eval command
+/// (`eval_command`, which the gate runs itself). Hygiene checks (build, tests, lint,
+/// format, types, coverage) never do: flakiness is the test guard's to measure.
+pub fn has_varying(code: &Path, settings: &EvalSettings, eval_command: bool) -> bool {
+    eval_command
+        || code.join("eval").join("score.py").is_file()
+        || settings
+            .project_dimensions
+            .iter()
+            .any(|d| !d.is_deterministic())
+}
+
+/// Another run of `first`'s checkout measuring only what varies (see [`has_varying`]):
+/// the hygiene checks and deterministic project dimensions are `first`'s results, the
+/// rest is measured again. The eval command is the caller's to push.
+pub fn remeasure_varying(first: &Measurement, settings: &EvalSettings) -> Measurement {
+    let code = first.root.as_path();
+    let additions = project::run_score_py(code, settings.test_timeout).unwrap_or_default();
+    let custom = settings
+        .project_dimensions
+        .iter()
+        .enumerate()
+        .map(|(i, d)| match first.custom.get(i) {
+            Some(done) if d.is_deterministic() => done.clone(),
+            _ => {
+                settings
+                    .progress
+                    .say(&format!("{}: `{}`", d.name, d.command));
+                project::run_dimension(code, d)
+            }
+        })
+        .collect();
+    Measurement {
+        root: first.root.clone(),
+        language: first.language.clone(),
+        hygiene: first.hygiene.clone(),
+        additions,
+        custom,
+    }
+}
+
 impl Measurement {
+    /// The command each hygiene check ran, and whether it succeeded: a guard command
+    /// that is the same command reuses this instead of running again.
+    pub fn command_results(&self) -> &[(String, bool)] {
+        &self.hygiene.commands
+    }
+
     /// The numbers growth dimensions of another measurement are compared with, when
     /// this one is the reference.
     pub fn as_baseline(&self, source: &str) -> Baseline {

@@ -199,6 +199,7 @@ mod tests {
             weight: 1.0,
             timeout: timeout_secs,
             description: String::new(),
+            deterministic: None,
         }
     }
 

@@ -672,7 +672,7 @@ pub fn run_experiment_precheck(
     let head_env = || crate::worktrees::setup::enter(head.code());
     {
         let _env = head_env();
-        checks.push(guard_commands(head.code(), config));
+        checks.push(guard_commands(head.code(), config, &measured.head_commands));
     }
     checks.push(anti_pattern_check(&history, opts, gate.as_ref()));
     {
@@ -883,13 +883,20 @@ fn eval_profile_check(settings: &EvalSettings) -> CheckOutcome {
 }
 
 /// factory.md's `Guards` commands, each of which must exit 0 in the head's checkout.
-fn guard_commands(dir: &Path, config: &FactoryConfig) -> CheckOutcome {
+/// A guard that is the same command as an eval check which passed on the head's
+/// checkout reuses that run (`already`) instead of running again.
+fn guard_commands(dir: &Path, config: &FactoryConfig, already: &[(String, bool)]) -> CheckOutcome {
     if config.guards.is_empty() {
         return CheckOutcome::pass("guard_commands", "none declared");
     }
     let timeout = Duration::from_secs(config.test_timeout.max(1));
     let mut failed = Vec::new();
+    let mut reused = Vec::new();
     for g in &config.guards {
+        if already.iter().any(|(c, ok)| *ok && c.trim() == g.trim()) {
+            reused.push(format!("`{g}`"));
+            continue;
+        }
         match run_shell(g, dir, timeout) {
             Ok(out) if out.success() => {}
             Ok(out) if out.timed_out => failed.push(format!(
@@ -905,10 +912,17 @@ fn guard_commands(dir: &Path, config: &FactoryConfig) -> CheckOutcome {
         }
     }
     if failed.is_empty() {
-        CheckOutcome::pass(
+        let mut outcome = CheckOutcome::pass(
             "guard_commands",
             format!("{} passed on the head commit", config.guards.len()),
-        )
+        );
+        if !reused.is_empty() {
+            outcome.details.push(format!(
+                "{} passed as the eval's own run of the same command (not run again)",
+                reused.join(", ")
+            ));
+        }
+        outcome
     } else {
         CheckOutcome::fail("guard_commands", failed)
     }

@@ -345,6 +345,9 @@ pub struct Measured {
     /// Dimensions whose head mean fell below the base mean by more than their spread:
     /// `name: base → head`.
     pub regressed: Vec<String>,
+    /// The commands the head's hygiene checks ran and whether each exited 0: a guard
+    /// command that is one of them reuses it.
+    pub head_commands: Vec<(String, bool)>,
 }
 
 /// Measures `base` and `head` `k` times each, interleaved; growth on both sides is scored
@@ -372,8 +375,16 @@ pub fn measure_sides(
             ));
             // Every command of this side runs in its checkout's own environment.
             let env = setup::enter(scratch.code());
-            let mut m = eval::measure(scratch.code(), settings);
-            refuse_unstarted(scratch, &m, base.code())?;
+            // Deterministic dimensions are measured once per side; later runs measure
+            // only what varies.
+            let first = runs[i].first();
+            let mut m = match first {
+                Some(first) => eval::remeasure_varying(first, settings),
+                None => eval::measure(scratch.code(), settings),
+            };
+            if first.is_none() {
+                refuse_unstarted(scratch, &m, base.code())?;
+            }
             if let Some(cmd) = eval_command {
                 let r = run_eval_command(scratch.code(), cmd, settings.test_timeout).map_err(
                     |reason| PrecheckError::Measurement {
@@ -385,13 +396,19 @@ pub fn measure_sides(
                 m.push_project(r);
             }
             drop(env);
-            if i == 1 {
+            // Later runs carry the first run's (already discounted) test count.
+            if i == 1 && first.is_none() {
                 m.discount_tests(unproven_tests);
             }
             runs[i].push(m);
         }
         Ok(())
     };
+    // Nothing that varies: one run per side decides, whatever `Eval runs` says.
+    let varying = eval::has_varying(base.code(), settings, eval_command.is_some())
+        || eval::has_varying(head.code(), settings, eval_command.is_some());
+    let planned = k;
+    let k = if varying { k } else { 1 };
     for _ in 0..k {
         pair(&mut runs)?;
     }
@@ -406,7 +423,7 @@ pub fn measure_sides(
     let totals = |rs: &[EvalReport]| rs.iter().map(|r| r.composite.total).collect();
     let (mut base_reports, mut head_reports) = (score(&runs[0]), score(&runs[1]));
     let mut comparison = Comparison::new(
-        k,
+        planned,
         SideStats::new(&base.commit, totals(&base_reports)),
         SideStats::new(&head.commit, totals(&head_reports)),
     );
@@ -425,13 +442,17 @@ pub fn measure_sides(
         }
         (base_reports, head_reports) = (score(&runs[0]), score(&runs[1]));
         comparison = Comparison::after_extra_runs(
-            k,
+            planned,
             why,
             SideStats::new(&base.commit, totals(&base_reports)),
             SideStats::new(&head.commit, totals(&head_reports)),
         );
     }
     let regressed = regressed_dimensions(&base_reports, &head_reports);
+    let head_commands = runs[1]
+        .first()
+        .map(|m| m.command_results().to_vec())
+        .unwrap_or_default();
     let head_report = head_reports
         .pop()
         .ok_or_else(|| PrecheckError::Measurement {
@@ -443,6 +464,7 @@ pub fn measure_sides(
         comparison,
         head_report,
         regressed,
+        head_commands,
     })
 }
 

@@ -198,7 +198,22 @@ pub struct ProjectEvalDimension {
     /// What it measures.
     #[serde(default)]
     pub description: String,
+    /// Whether it gives the same result every run on the same code. A deterministic
+    /// dimension is measured once per side by the gate; one that varies (a timing) is
+    /// measured `Eval runs` times, interleaved. Unset: exit-code dimensions are
+    /// deterministic, number- and JSON-reading ones are not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deterministic: Option<bool>,
 }
+
+impl ProjectEvalDimension {
+    /// Whether the gate may measure it once per side (see [`Self::deterministic`]).
+    pub fn is_deterministic(&self) -> bool {
+        self.deterministic
+            .unwrap_or(matches!(self.parse, EvalParse::ExitCode))
+    }
+}
+
 fn default_parse() -> EvalParse {
     EvalParse::ExitCode
 }
