@@ -331,3 +331,26 @@ fn a_real_improvement_is_classed_improved() {
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["class"], "improved", "{v}");
 }
+
+#[test]
+fn an_eval_with_nothing_that_varies_is_measured_once_per_side() {
+    let p = Project::new("factory eval", CACHE);
+    let md = fs::read_to_string(p.path().join("factory.md"))
+        .unwrap()
+        .replace("## Eval runs\n1\n", "## Eval runs\n3\n");
+    fs::write(p.path().join("factory.md"), md).unwrap();
+    commit_all(&Repository::open(p.path()).unwrap(), "three runs");
+    let refactor = CACHE.replace(
+        "        return self.d.get(k, default)",
+        "        if k in self.d:\n            return self.d[k]\n        return default",
+    );
+    let (code, v) = p.judge("simpler get", &[("cache.py", &refactor)], &[]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["comparison"]["planned_runs"], 3, "{v}");
+    assert_eq!(
+        v["comparison"]["runs"], 1,
+        "hygiene only: one run decides: {v}"
+    );
+    // The Guards command is not one of the eval's; it ran on its own.
+    assert!(details(&v, "guard_commands").contains("1 passed"), "{v}");
+}

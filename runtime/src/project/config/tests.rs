@@ -552,3 +552,21 @@ fn an_empty_setup_command_is_an_error_at_its_section() {
     let err = parse(&text).unwrap_err().to_string();
     assert!(err.contains("appears twice"), "{err}");
 }
+
+#[test]
+fn a_project_dimension_may_say_whether_it_is_deterministic() {
+    let text = format!(
+        "{MINIMAL}## Project eval\n- name: bench\n  command: ./bench.sh\n  parse: json\n- name: lint\n  command: ./lint.sh\n- name: timing\n  command: ./t.sh\n  parse: exit_code\n  deterministic: false\n"
+    );
+    let c = parse(&text).unwrap();
+    let d: Vec<bool> = c
+        .project_eval
+        .iter()
+        .map(|d| d.is_deterministic())
+        .collect();
+    assert_eq!(
+        d,
+        vec![false, true, false],
+        "json varies, exit codes do not, unless said"
+    );
+}
