@@ -31,6 +31,7 @@ fn inputs() -> GuardInputs {
         test_timeout: None,
         declared: Default::default(),
         setup: Vec::new(),
+        checkouts: None,
     }
 }
 

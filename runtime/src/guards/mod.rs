@@ -183,17 +183,11 @@ pub fn check_tests_kept(
     root: &Path,
     base: Oid,
     changes: &[Change],
-    timeout: Option<Duration>,
-    declared: &tests_kept::attribution::Declared,
-    setup: &[String],
+    inputs: &GuardInputs,
 ) -> GuardResult {
-    let found = tests_kept::tests_kept(repo, root, base, changes, timeout, declared, setup);
+    let found = tests_kept::tests_kept(repo, root, base, changes, inputs);
     let mut result = GuardResult::from_violations("tests_kept", found.violations);
-    result.notes = found
-        .evidence
-        .as_ref()
-        .map(|e| e.notes())
-        .unwrap_or_default();
+    result.notes = found.evidence.as_ref().map(|e| e.notes()).unwrap_or_default();
     result.evidence = found.evidence;
     result
 }
@@ -225,6 +219,10 @@ pub struct GuardInputs {
     pub declared: tests_kept::attribution::Declared,
     /// factory.md's `## Setup`, run in the test guard's checkouts.
     pub setup: Vec<String>,
+    /// Checkouts of the base and head commits (repository roots) already set up and
+    /// probed — the gate's own: the test guard runs its tests there instead of writing
+    /// and setting up two more.
+    pub checkouts: Option<(PathBuf, PathBuf)>,
 }
 
 /// Runs every guard for the repository at `root`. Errors only when git itself cannot be
@@ -267,15 +265,7 @@ pub fn run_guards(root: &Path, inputs: &GuardInputs) -> Result<Vec<GuardResult>,
     let before = eval_snapshot_at(&repo, base)?;
     let after = eval_snapshot_workdir(&repo)?;
     results.push(check_eval_immutable(&before, &after));
-    results.push(check_tests_kept(
-        &repo,
-        &workdir,
-        base,
-        &changes,
-        inputs.test_timeout,
-        &inputs.declared,
-        &inputs.setup,
-    ));
+    results.push(check_tests_kept(&repo, &workdir, base, &changes, inputs));
     results.push(history::check_secrets(&repo, &touches));
     Ok(results)
 }

@@ -374,16 +374,46 @@ pub fn check_identity_declared(
     tools: &Tools,
     declared: &Declared,
 ) -> Result<Identity, String> {
+    check_identity_in(repo, base, head, tools, declared, None)
+}
+
+/// [`check_identity_declared`] in `prepared` checkouts of base and head (repository
+/// roots, already set up and probed: the gate's own), when given, instead of writing
+/// and setting up its own; each then builds into its own `target/`, as the gate's eval
+/// did there, so a build is shared rather than repeated.
+pub fn check_identity_in(
+    repo: &Repository,
+    base: Oid,
+    head: Oid,
+    tools: &Tools,
+    declared: &Declared,
+    prepared: Option<(&Path, &Path)>,
+) -> Result<Identity, String> {
     let scratch = tempfile::Builder::new()
         .prefix("factory-tests-")
         .tempdir()
         .map_err(|e| format!("scratch directory: {e}"))?;
-    let (base_dir, head_dir) = (scratch.path().join("base"), scratch.path().join("head"));
-    write_commit(repo, base, &base_dir)?;
-    crate::worktrees::setup::prepare_checkout(&base_dir, &tools.setup, "base", tools.timeout)?;
+    let (base_dir, head_dir) = match prepared {
+        Some((b, h)) => (b.to_path_buf(), h.to_path_buf()),
+        None => (scratch.path().join("base"), scratch.path().join("head")),
+    };
+    if prepared.is_none() {
+        write_commit(repo, base, &base_dir)?;
+        crate::worktrees::setup::prepare_checkout(&base_dir, &tools.setup, "base", tools.timeout)?;
+    }
     let diff = tree_diff(repo, base, head)?;
     let runner = runners::detect(&base_dir, tools);
     let run = |runner: Runner, dir: &Path, side: &str| {
+        let own_target;
+        let tools = if prepared.is_some() && (dir == base_dir || dir == head_dir) {
+            own_target = Tools {
+                cargo_target_dir: Some(dir.join("target")),
+                ..tools.clone()
+            };
+            &own_target
+        } else {
+            tools
+        };
         runners::run(runner, dir, tools, scratch.path())
             .map_err(|e| format!("{} could not run at {side}: {e}", runner.name()))
     };
@@ -393,8 +423,10 @@ pub fn check_identity_declared(
         Ok(Some(r)) => Some(run(*r, &base_dir, "base")?),
         _ => None,
     };
-    write_commit(repo, head, &head_dir)?;
-    crate::worktrees::setup::prepare_checkout(&head_dir, &tools.setup, "head", tools.timeout)?;
+    if prepared.is_none() {
+        write_commit(repo, head, &head_dir)?;
+        crate::worktrees::setup::prepare_checkout(&head_dir, &tools.setup, "head", tools.timeout)?;
+    }
     let mut identity = Identity {
         findings: static_findings(&diff, &base_dir, &head_dir, tools),
         ..Default::default()
@@ -913,17 +945,20 @@ pub fn tests_kept(
     root: &Path,
     base: Oid,
     changes: &[Change],
-    timeout: Option<std::time::Duration>,
-    declared: &Declared,
-    setup: &[String],
+    inputs: &super::GuardInputs,
 ) -> TestsKept {
     let mut tools = Tools {
-        setup: setup.to_vec(),
+        setup: inputs.setup.clone(),
         ..Tools::default()
     };
-    if let Some(t) = timeout {
+    if let Some(t) = inputs.test_timeout {
         tools.timeout = t;
     }
+    let declared = &inputs.declared;
+    let prepared = inputs
+        .checkouts
+        .as_ref()
+        .map(|(b, h)| (b.as_path(), h.as_path()));
     let head = match repo.head().and_then(|h| h.peel_to_commit()) {
         Ok(c) => c.id(),
         Err(e) => {
@@ -933,7 +968,7 @@ pub fn tests_kept(
             };
         }
     };
-    match check_identity_declared(repo, base, head, &tools, declared) {
+    match check_identity_in(repo, base, head, &tools, declared, prepared) {
         Ok(identity) => {
             let mut violations: Vec<String> =
                 identity.findings.iter().map(Finding::message).collect();

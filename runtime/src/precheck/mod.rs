@@ -294,7 +294,7 @@ pub fn run_precheck(
 }
 
 fn guard_checks(code: &Path, config: &FactoryConfig, opts: &PrecheckOptions) -> Vec<CheckOutcome> {
-    guard_outcomes(&guard_results(code, config, opts, Default::default()))
+    guard_outcomes(&guard_results(code, config, opts, Default::default(), None))
 }
 
 /// The guards' results; guards that cannot run at all are one failed `guards` result.
@@ -303,6 +303,7 @@ fn guard_results(
     config: &FactoryConfig,
     opts: &PrecheckOptions,
     declared: attribution::Declared,
+    checkouts: Option<(PathBuf, PathBuf)>,
 ) -> Vec<GuardResult> {
     let inputs = GuardInputs {
         target_branch: opts
@@ -316,6 +317,7 @@ fn guard_results(
         test_timeout: Some(Duration::from_secs(config.test_timeout.max(1))),
         declared,
         setup: config.setup.clone(),
+        checkouts,
     };
     // Guards that cannot run fail closed.
     guards::run_guards(code, &inputs)
@@ -601,7 +603,13 @@ pub fn run_experiment_precheck(
     opts.progress.say(
         "guards: every commit from base to head, and the tests at both and across sides (tests_kept)",
     );
-    let guards = guard_results(sides.code, config, opts, declared);
+    let guards = guard_results(
+        sides.code,
+        config,
+        opts,
+        declared,
+        Some((base.root().to_path_buf(), head.root().to_path_buf())),
+    );
     let evidence = guards.iter().find_map(|g| g.evidence.clone());
     let unproven = evidence
         .as_ref()
