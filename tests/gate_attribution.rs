@@ -337,7 +337,8 @@ fn an_eval_with_nothing_that_varies_is_measured_once_per_side() {
     let p = Project::new("factory eval", CACHE);
     let md = fs::read_to_string(p.path().join("factory.md"))
         .unwrap()
-        .replace("## Eval runs\n1\n", "## Eval runs\n3\n");
+        .replace("## Eval runs\n1\n", "## Eval runs\n3\n")
+        .replace("- test -f cache.py", "- python3 -m unittest");
     fs::write(p.path().join("factory.md"), md).unwrap();
     commit_all(&Repository::open(p.path()).unwrap(), "three runs");
     let refactor = CACHE.replace(
@@ -351,6 +352,28 @@ fn an_eval_with_nothing_that_varies_is_measured_once_per_side() {
         v["comparison"]["runs"], 1,
         "hygiene only: one run decides: {v}"
     );
-    // The Guards command is not one of the eval's; it ran on its own.
-    assert!(details(&v, "guard_commands").contains("1 passed"), "{v}");
+    // One test run per side: the eval's tests check is the test guard's run, and the
+    // guard naming the plain runner is that run too.
+    let head_eval: Value = serde_json::from_str(
+        &fs::read_to_string(p.path().join(".factory/experiments/001/precheck_eval.json")).unwrap(),
+    )
+    .unwrap();
+    let tests = head_eval["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "tests")
+        .unwrap_or_else(|| panic!("{head_eval:#}"));
+    assert!(
+        tests["details"]
+            .as_str()
+            .unwrap()
+            .contains("2 passed, 0 failed (the test guard's unittest run"),
+        "{tests:#}"
+    );
+    assert!(
+        details(&v, "guard_commands")
+            .contains("`python3 -m unittest` passed as the eval's own run"),
+        "{v}"
+    );
 }

@@ -49,6 +49,79 @@ pub struct HygieneRun {
     pub start_failures: Vec<StartFailure>,
 }
 
+/// A test run already made in the checkout by the test guard's runner: the `tests`
+/// check uses it instead of running the suite again when its command is that runner's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnownTests {
+    /// The runner's name (`cargo test`, `pytest`, `unittest`, `go test`, `node --test`).
+    pub runner: String,
+    pub passed: u64,
+    pub failed: u64,
+    pub timed_out: bool,
+}
+
+impl KnownTests {
+    /// Whether `command` runs the same suite with the same tool: one plain invocation
+    /// (no `&&`, `;` or pipe) of the runner's program.
+    pub fn serves(&self, command: &str) -> bool {
+        let c = command.trim();
+        if c.contains("&&") || c.contains(';') || c.contains('|') {
+            return false;
+        }
+        match self.runner.as_str() {
+            "cargo test" => c.starts_with("cargo test"),
+            "go test" => c.starts_with("go test"),
+            "pytest" => c.starts_with("pytest") || c.contains("-m pytest"),
+            "unittest" => c.contains("-m unittest"),
+            "node --test" => c.starts_with("node --test"),
+            _ => false,
+        }
+    }
+
+    /// The plain commands a `Guards` entry may name for this same run.
+    pub fn plain_commands(&self) -> &'static [&'static str] {
+        match self.runner.as_str() {
+            "cargo test" => &["cargo test"],
+            "go test" => &["go test ./..."],
+            "pytest" => &["pytest", "python -m pytest", "python3 -m pytest"],
+            "unittest" => &[
+                "python -m unittest",
+                "python3 -m unittest",
+                "python -m unittest discover",
+                "python3 -m unittest discover",
+            ],
+            "node --test" => &["node --test"],
+            _ => &[],
+        }
+    }
+
+    fn result(&self, command: &str, run: &mut HygieneRun) -> EvalResult {
+        let name = CheckKind::Tests.name();
+        let weight = default_weight(CheckKind::Tests);
+        let counts = TestCounts {
+            passed: self.passed,
+            failed: self.failed,
+        };
+        let ok = !self.timed_out && self.failed == 0;
+        run.commands.push((command.to_string(), ok));
+        if self.timed_out {
+            run.test_counts_missing = Some("the test run timed out".into());
+            return EvalResult::failed(name, Tier::Hygiene, weight, "the test run timed out");
+        }
+        run.test_counts = Some(counts);
+        let details = format!(
+            "{} passed, {} failed (the test guard's {} run in this checkout)",
+            self.passed, self.failed, self.runner
+        );
+        let score = if counts.total() == 0 {
+            1.0
+        } else {
+            self.passed as f64 / counts.total() as f64
+        };
+        EvalResult::new(name, Tier::Hygiene, score, weight, ok, details)
+    }
+}
+
 /// Runs every check in `profile` from `root`, each limited to `timeout`.
 pub fn run_hygiene(
     root: &Path,
@@ -56,8 +129,32 @@ pub fn run_hygiene(
     timeout: Duration,
     progress: &crate::sys::progress::Progress,
 ) -> HygieneRun {
+    run_hygiene_with(root, profile, timeout, progress, None)
+}
+
+/// [`run_hygiene`], with the `tests` check answered by `known` when it serves it.
+pub fn run_hygiene_with(
+    root: &Path,
+    profile: &ProjectProfile,
+    timeout: Duration,
+    progress: &crate::sys::progress::Progress,
+    known: Option<&KnownTests>,
+) -> HygieneRun {
     let mut run = HygieneRun::default();
     for check in &profile.checks {
+        if check.kind == CheckKind::Tests
+            && check.parser == OutputParser::TestSummary
+            && let (Some(command), Some(known)) = (&check.command, known)
+            && known.serves(command)
+        {
+            progress.say(&format!(
+                "tests: `{command}` answered by the test guard's {} run in this checkout",
+                known.runner
+            ));
+            let result = known.result(command, &mut run);
+            run.results.push(result);
+            continue;
+        }
         let Some(command) = &check.command else {
             let reason = check
                 .unavailable

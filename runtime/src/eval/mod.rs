@@ -259,11 +259,27 @@ pub struct Measurement {
 /// Runs every dimension in `code` and nothing else: no file is read from or written to
 /// any `.factory/` (the caller decides what the result is compared with).
 pub fn measure(code: &Path, settings: &EvalSettings) -> Measurement {
+    measure_with(code, settings, None)
+}
+
+/// [`measure`], with the `tests` check answered by a test run already made in `code`
+/// (the test guard's) when it is the same suite ([`hygiene::KnownTests::serves`]).
+pub fn measure_with(
+    code: &Path,
+    settings: &EvalSettings,
+    known: Option<&hygiene::KnownTests>,
+) -> Measurement {
     let profile = match &settings.profile {
         Some(p) => p.to_project_profile(),
         None => introspect(code),
     };
-    let hygiene = hygiene::run_hygiene(code, &profile, settings.test_timeout, &settings.progress);
+    let hygiene = hygiene::run_hygiene_with(
+        code,
+        &profile,
+        settings.test_timeout,
+        &settings.progress,
+        known,
+    );
     let additions = project::run_score_py(code, settings.test_timeout).unwrap_or_default();
     let custom = settings
         .project_dimensions

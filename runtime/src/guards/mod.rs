@@ -187,7 +187,11 @@ pub fn check_tests_kept(
 ) -> GuardResult {
     let found = tests_kept::tests_kept(repo, root, base, changes, inputs);
     let mut result = GuardResult::from_violations("tests_kept", found.violations);
-    result.notes = found.evidence.as_ref().map(|e| e.notes()).unwrap_or_default();
+    result.notes = found
+        .evidence
+        .as_ref()
+        .map(|e| e.notes())
+        .unwrap_or_default();
     result.evidence = found.evidence;
     result
 }

@@ -160,6 +160,10 @@ pub struct Evidence {
     pub failing_at_base: Vec<String>,
     /// Test files (or files under test directories) the head added, changed or deleted.
     pub changed_test_files: Vec<String>,
+    /// The first run of each side (base, head) as the eval's `tests` check can use it,
+    /// when the runs were made in the gate's own checkouts.
+    #[serde(skip)]
+    pub side_runs: Option<[crate::eval::hygiene::KnownTests; 2]>,
 }
 
 impl Evidence {
@@ -495,6 +499,23 @@ pub fn check_identity_in(
         .map(|f| f.test.clone())
         .collect();
     let (before, after) = (&base_runs[0], &head_runs[0]);
+    if prepared.is_some() {
+        let known = |r: &TestRun| crate::eval::hygiene::KnownTests {
+            runner: runner.name().to_string(),
+            passed: r
+                .outcomes
+                .values()
+                .filter(|o| **o == Outcome::Passed)
+                .count() as u64,
+            failed: r
+                .outcomes
+                .values()
+                .filter(|o| **o == Outcome::Failed)
+                .count() as u64,
+            timed_out: r.timed_out,
+        };
+        identity.evidence.side_runs = Some([known(before), known(after)]);
+    }
     identity.base_executed = before.executed();
     identity.head_executed = after.executed();
     let old_paths: Vec<String> = diff.iter().filter_map(|(o, _)| o.clone()).collect();

@@ -621,8 +621,25 @@ pub fn run_experiment_precheck(
     );
     let command =
         (!sides::is_builtin_eval(&config.eval_command)).then_some(config.eval_command.as_str());
-    let measured =
-        sides::measure_sides(&base, &head, &settings, command, config.eval_runs, unproven)?;
+    // The test guard ran each side's suite in these checkouts: the eval's `tests`
+    // check reads a run that passed instead of making another. A side with a failure
+    // is run by the eval itself, which tells a suite that could not start (an error)
+    // from one that failed (a score).
+    let known_tests = evidence.as_ref().and_then(|e| e.side_runs.as_ref());
+    let passing = |i: usize| {
+        known_tests
+            .map(|k| &k[i])
+            .filter(|k| k.failed == 0 && !k.timed_out && k.passed > 0)
+    };
+    let measured = sides::measure_sides(
+        &base,
+        &head,
+        &settings,
+        command,
+        config.eval_runs,
+        unproven,
+        [passing(0), passing(1)],
+    )?;
     let cmp = measured.comparison.clone();
 
     let threshold = config.eval_threshold;
@@ -680,7 +697,17 @@ pub fn run_experiment_precheck(
     let head_env = || crate::worktrees::setup::enter(head.code());
     {
         let _env = head_env();
-        checks.push(guard_commands(head.code(), config, &measured.head_commands));
+        let mut already = measured.head_commands.clone();
+        // A guard naming the plain form of the test runner is the test guard's run.
+        if let Some(head_tests) = passing(1) {
+            already.extend(
+                head_tests
+                    .plain_commands()
+                    .iter()
+                    .map(|c| (c.to_string(), true)),
+            );
+        }
+        checks.push(guard_commands(head.code(), config, &already));
     }
     checks.push(anti_pattern_check(&history, opts, gate.as_ref()));
     {

@@ -363,6 +363,7 @@ pub fn measure_sides(
     eval_command: Option<&str>,
     k: u32,
     unproven_tests: u64,
+    known_tests: [Option<&crate::eval::hygiene::KnownTests>; 2],
 ) -> Result<Measured, PrecheckError> {
     let k = k.max(1);
     let mut runs: [Vec<Measurement>; 2] = [Vec::new(), Vec::new()];
@@ -380,7 +381,7 @@ pub fn measure_sides(
             let first = runs[i].first();
             let mut m = match first {
                 Some(first) => eval::remeasure_varying(first, settings),
-                None => eval::measure(scratch.code(), settings),
+                None => eval::measure_with(scratch.code(), settings, known_tests[i]),
             };
             if first.is_none() {
                 refuse_unstarted(scratch, &m, base.code())?;
