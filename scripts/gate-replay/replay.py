@@ -59,7 +59,8 @@ def builder_step(case, work, patch):
     report = (
         "# Build report\n\n## Commits\n- " + case["hypothesis"] + "\n\n## Changes\n"
         "The change recorded for this replay case was applied as one commit on the "
-        "experiment branch; nothing else was touched. The gate measures it.\n\n## Tests\n"
+        "experiment branch; nothing else was touched. The gate measures it: both sides, "
+        "in pristine checkouts, with the project's own tests and eval.\n\n## Tests\n"
         "Not claimed here: the precheck runs the project's own tests on both sides, and across them.\n"
     )
     return [{"run": run, "print": report}]
