@@ -8,12 +8,16 @@
 
 #[path = "tests/attribution.rs"]
 pub mod attribution;
+#[path = "tests/locate.rs"]
+mod locate;
 #[path = "tests/runners.rs"]
 pub mod runners;
 #[path = "tests/source.rs"]
 pub mod source;
+#[path = "tests/static_checks.rs"]
+mod static_checks;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::LazyLock;
 
@@ -23,9 +27,10 @@ use serde::Serialize;
 
 use super::changes::{Change, ChangeKind};
 use crate::worktrees::scratch::{write_commit, write_commit_with};
-use attribution::{Declared, EditedExpectation, Flaky};
+use attribution::{AttributionRuns, Declared, EditedExpectation, Flaky, attribute};
+use locate::{Locator, locate};
 use runners::{Outcome, Runner, TestRun, Tools};
-use source::FnDef;
+use static_checks::static_findings;
 
 fn re(pattern: &str) -> Regex {
     Regex::new(pattern).unwrap_or_else(|e| panic!("invalid built-in regex {pattern}: {e}"))
@@ -246,115 +251,6 @@ fn tree_diff(repo: &Repository, base: Oid, head: Oid) -> Result<Vec<PathPair>, S
                 .all(|p| p != ".factory" && !p.starts_with(".factory/"))
         })
         .collect())
-}
-
-fn read(dir: &Path, rel: &str) -> String {
-    std::fs::read(dir.join(rel))
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .unwrap_or_default()
-}
-
-fn file_name(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
-}
-
-fn parent_dir(path: &str) -> &str {
-    path.rsplit_once('/').map(|(d, _)| d).unwrap_or("")
-}
-
-/// The function containing (or, for a decorator or attribute, following) `line`.
-fn function_at(defs: &[FnDef], line: usize) -> Option<&FnDef> {
-    defs.iter()
-        .filter(|d| d.line <= line && line <= d.end)
-        .min_by_key(|d| d.end - d.line)
-        .or_else(|| {
-            defs.iter()
-                .filter(|d| d.line > line && d.line <= line + 3)
-                .min_by_key(|d| d.line)
-        })
-}
-
-/// Where a function named `name` is defined: the listed files first, then every file of
-/// the runner's language.
-struct Locator<'a> {
-    dir: &'a Path,
-    preferred: Vec<String>,
-    extensions: &'static [&'static str],
-    cache: BTreeMap<String, Vec<FnDef>>,
-    all: Option<Vec<String>>,
-}
-
-impl<'a> Locator<'a> {
-    fn new(dir: &'a Path, preferred: Vec<String>, runner: Runner) -> Self {
-        let extensions = runner.extensions();
-        let preferred = preferred
-            .into_iter()
-            .filter(|p| extensions.iter().any(|e| p.ends_with(&format!(".{e}"))))
-            .collect();
-        Self {
-            dir,
-            preferred,
-            extensions,
-            cache: BTreeMap::new(),
-            all: None,
-        }
-    }
-
-    fn defs(&mut self, file: &str) -> &[FnDef] {
-        let dir = self.dir;
-        self.cache
-            .entry(file.to_string())
-            .or_insert_with(|| source::functions(file, &read(dir, file)))
-    }
-
-    fn find(&mut self, name: &str, hint: Option<&str>) -> Option<(String, FnDef)> {
-        let mut files: Vec<String> = hint
-            .filter(|h| self.dir.join(h).is_file())
-            .map(str::to_string)
-            .into_iter()
-            .collect();
-        files.extend(self.preferred.iter().cloned());
-        if let Some(found) = self.search(&files, name) {
-            return Some(found);
-        }
-        let extensions = self.extensions;
-        let all = self
-            .all
-            .get_or_insert_with(|| {
-                runners::files_under(self.dir)
-                    .into_iter()
-                    .filter(|p| extensions.iter().any(|e| p.ends_with(&format!(".{e}"))))
-                    .collect()
-            })
-            .clone();
-        self.search(&all, name)
-    }
-
-    fn search(&mut self, files: &[String], name: &str) -> Option<(String, FnDef)> {
-        files.iter().find_map(|f| {
-            self.defs(f)
-                .iter()
-                .find(|d| d.name == name)
-                .map(|d| (f.clone(), d.clone()))
-        })
-    }
-}
-
-/// The file a test id names, when it does (pytest `path::...`, cargo `tests/x.rs::...`,
-/// unittest `pkg.mod.Class.test`).
-fn id_file(runner: Runner, id: &str) -> Option<String> {
-    match runner {
-        Runner::Pytest | Runner::Cargo => id
-            .split("::")
-            .next()
-            .filter(|f| f.contains('.'))
-            .map(str::to_string),
-        Runner::Unittest => {
-            let parts: Vec<&str> = id.split('.').collect();
-            (parts.len() > 2).then(|| format!("{}.py", parts[..parts.len() - 2].join("/")))
-        }
-        Runner::Go | Runner::Node => None,
-    }
 }
 
 /// Compares the tests of `base` and `head` (both commits of `repo`) by identity, with
@@ -599,113 +495,6 @@ fn freshen(dir: &Path) {
     }
 }
 
-/// The runs attribution reads.
-struct AttributionRuns<'a> {
-    base_tally: &'a BTreeMap<String, attribution::Tally>,
-    head_tally: &'a BTreeMap<String, attribution::Tally>,
-    base_tests_on_head: &'a TestRun,
-    head_tests_on_base: &'a TestRun,
-}
-
-/// Where test `id` is defined: its file, line and definition when found.
-fn locate(runner: Runner, loc: &mut Locator, id: &str) -> (String, usize, Option<FnDef>) {
-    let name = source::leaf_name(runner, id);
-    match loc.find(&name, id_file(runner, id).as_deref()) {
-        Some((file, def)) => (file, def.line, Some(def)),
-        None => (
-            id_file(runner, id).unwrap_or_else(|| runner.name().into()),
-            0,
-            None,
-        ),
-    }
-}
-
-/// The text of a definition's lines in `dir/file`.
-fn def_text(dir: &Path, file: &str, def: Option<&FnDef>) -> String {
-    let Some(def) = def else {
-        return String::new();
-    };
-    read(dir, file)
-        .lines()
-        .skip(def.line.saturating_sub(1))
-        .take(def.end.saturating_sub(def.line) + 1)
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// Edited expectations (base tests failing on the head's code), fail-to-pass and
-/// proves-nothing tests (the head's new or changed tests on the base's code).
-fn attribute(
-    runner: Runner,
-    runs: &AttributionRuns,
-    changed: &BTreeSet<String>,
-    flaky: &BTreeSet<String>,
-    declared: &Declared,
-    (base_loc, head_loc): (&mut Locator, &mut Locator),
-    identity: &mut Identity,
-) {
-    let steady = |t: Option<&attribution::Tally>| t.is_some_and(|t| t.passed > 0 && t.failed == 0);
-    for (id, tally) in runs.base_tally {
-        if flaky.contains(id) || !steady(Some(tally)) || !steady(runs.head_tally.get(id)) {
-            continue;
-        }
-        if runs.base_tests_on_head.outcomes.get(id) != Some(&Outcome::Failed) {
-            continue;
-        }
-        let (file, line, old_def) = locate(runner, base_loc, id);
-        let (head_file, _, new_def) = locate(runner, head_loc, id);
-        let (old, new) = attribution::changed_lines(
-            &def_text(base_loc.dir, &file, old_def.as_ref()),
-            &def_text(head_loc.dir, &head_file, new_def.as_ref()),
-        );
-        let leaf = source::leaf_name(runner, id);
-        let edited = EditedExpectation {
-            test: id.clone(),
-            file,
-            line,
-            old,
-            new,
-            confirmed: declared.allows(id, &leaf),
-        };
-        if !edited.confirmed {
-            let changed_files: Vec<&str> = changed.iter().map(String::as_str).collect();
-            identity.findings.push(Finding {
-                test: Some(id.clone()),
-                file: edited.file.clone(),
-                line: edited.line,
-                problem: format!(
-                    "edited expectation: the base's version of this test fails on the head's code and the head changed what it expects ({}; test files changed: {})",
-                    edited.change(),
-                    changed_files.join(", ")
-                ),
-                expected: format!(
-                    "the old expectation kept, or the behaviour change declared in the hypothesis (`Behaviour change: {leaf}`) and confirmed by QA by name (`Confirmed behaviour change: {leaf}` in its review)"
-                ),
-            });
-        }
-        identity.evidence.edited.push(edited);
-    }
-    for (id, tally) in runs.head_tally {
-        if flaky.contains(id) || !steady(Some(tally)) {
-            continue;
-        }
-        // Only a test defined in a swapped file was run on the base's code as the head
-        // has it (a new test in a file of code, say a Rust `mod tests`, was not).
-        let is_new = !runs.base_tally.contains_key(id);
-        let (file, _, _) = locate(runner, head_loc, id);
-        if !changed.contains(&file) {
-            continue;
-        }
-        if attribution::passes(runs.head_tests_on_base, id) {
-            if is_new {
-                identity.evidence.proves_nothing.push(id.clone());
-            }
-        } else {
-            identity.evidence.fail_to_pass.push(id.clone());
-        }
-    }
-}
-
 fn compare_runs(
     runner: Runner,
     before: &TestRun,
@@ -814,141 +603,6 @@ fn compare_runs(
         });
     }
     found
-}
-
-/// Findings read from the changed files themselves.
-fn static_findings(
-    diff: &[PathPair],
-    base_dir: &Path,
-    head_dir: &Path,
-    tools: &Tools,
-) -> Vec<Finding> {
-    let mut found = Vec::new();
-    let mut py_names: Option<BTreeSet<String>> = None;
-    for (old, new) in diff {
-        let Some(new) = new else { continue };
-        let before = old
-            .as_deref()
-            .map(|o| read(base_dir, o))
-            .unwrap_or_default();
-        let after = read(head_dir, new);
-        let defs = source::functions(new, &after);
-        let name = file_name(new);
-        let holds_tests = looks_like_test(new) || count(&after).0 > 0;
-        if holds_tests {
-            for (line, text) in source::new_lines(&before, &after, source::tautologies) {
-                found.push(Finding {
-                    test: function_at(&defs, line).map(|d| d.name.clone()),
-                    file: new.clone(),
-                    line,
-                    problem: format!("assertion replaced by a tautology `{text}`"),
-                    expected: "an assertion that can fail".into(),
-                });
-            }
-            for (line, text) in source::new_lines(&before, &after, source::skip_markers) {
-                found.push(Finding {
-                    test: function_at(&defs, line).map(|d| d.name.clone()),
-                    file: new.clone(),
-                    line,
-                    problem: format!("new skip or expected-failure marker `{text}`"),
-                    expected: "no new skips or expected failures".into(),
-                });
-            }
-        }
-        if name == "conftest.py" {
-            for (line, text) in source::new_lines(&before, &after, source::conftest_patches) {
-                found.push(Finding {
-                    test: None,
-                    file: new.clone(),
-                    line,
-                    problem: format!("conftest.py patches what the tests see: `{text}`"),
-                    expected: "no new monkeypatching or result rewriting in conftest.py".into(),
-                });
-            }
-        }
-        if matches!(name, "Cargo.toml" | "go.mod") {
-            for (line, text) in source::new_lines(&before, &after, source::dependency_redirects) {
-                found.push(Finding {
-                    test: None,
-                    file: new.clone(),
-                    line,
-                    problem: format!("a dependency is redirected to other code: `{text}`"),
-                    expected: "dependencies resolved as at base".into(),
-                });
-            }
-        }
-        if old.is_some() {
-            continue;
-        }
-        let shadow = |problem: String| Finding {
-            test: None,
-            file: new.clone(),
-            line: 0,
-            problem,
-            expected: "no new file that shadows a standard-library or dependency module".into(),
-        };
-        let top = new.split('/').next().unwrap_or("");
-        if matches!(name, "sitecustomize.py" | "usercustomize.py") || name.ends_with(".pth") {
-            found.push(shadow(format!(
-                "`{name}` runs inside every Python interpreter"
-            )));
-        } else if top == "node_modules" || top == "vendor" || new.contains("/node_modules/") {
-            found.push(shadow(format!("vendors dependency code under `{top}/`")));
-        } else if new.starts_with(".cargo/config") {
-            found.push(shadow("overrides cargo's configuration".into()));
-        } else if let Some(module) = python_module(new) {
-            let importable_dir = if name == "__init__.py" {
-                parent_dir(parent_dir(new))
-            } else {
-                parent_dir(new)
-            };
-            let in_package = head_dir.join(importable_dir).join("__init__.py").is_file()
-                && !importable_dir.is_empty();
-            let names = py_names.get_or_insert_with(|| python_names(base_dir, tools));
-            if !in_package && names.contains(module) {
-                found.push(shadow(format!(
-                    "shadows the Python module `{module}` for code run from `{}`",
-                    if importable_dir.is_empty() {
-                        "."
-                    } else {
-                        importable_dir
-                    }
-                )));
-            }
-        }
-    }
-    found
-}
-
-/// `json` for `json.py` or `json/__init__.py`.
-fn python_module(path: &str) -> Option<&str> {
-    let name = file_name(path);
-    if name == "__init__.py" {
-        let dir = parent_dir(path);
-        return Some(file_name(dir)).filter(|d| !d.is_empty());
-    }
-    name.strip_suffix(".py")
-}
-
-/// The standard library, what the interpreter has installed, and what the base commit's
-/// requirements declare.
-fn python_names(base_dir: &Path, tools: &Tools) -> BTreeSet<String> {
-    let mut names: BTreeSet<String> = source::python_module_names(tools.python.as_deref())
-        .into_iter()
-        .collect();
-    for f in [
-        "requirements.txt",
-        "requirements-dev.txt",
-        "dev-requirements.txt",
-    ] {
-        names.extend(source::declared_python_deps(&read(base_dir, f), false));
-    }
-    names.extend(source::declared_python_deps(
-        &read(base_dir, "pyproject.toml"),
-        true,
-    ));
-    names.remove("conftest");
-    names
 }
 
 /// What the `tests_kept` guard found: its violations, and the evidence the tests gave

@@ -4,6 +4,9 @@
 //! and proof that QA ran. One failing check fails the whole: there is no partial pass.
 
 mod cause;
+mod checks;
+mod commands;
+mod direction;
 mod qa;
 pub mod sides;
 
@@ -14,7 +17,14 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+pub use direction::VerdictClass;
 pub use sides::{Comparison, SideStats};
+
+use checks::{
+    anti_pattern_check, experiment_hypothesis, guard_checks, guard_outcomes, guard_results,
+};
+use commands::{guard_commands, hard_constraints};
+use direction::{changed_paths, score_direction};
 
 pub use qa::{
     QA_ROLES, REQUIRED_QA_ROLES, check_qa_execution, confirmed_behaviour_changes,
@@ -22,12 +32,10 @@ pub use qa::{
 };
 
 use crate::eval::{self, EvalReport, EvalSettings};
-use crate::guards::tests_kept::{Evidence, attribution};
-use crate::guards::{self, GuardInputs, GuardResult};
+use crate::guards;
+use crate::guards::tests_kept::attribution;
 use crate::project::config::FactoryConfig;
 use crate::store::{GateConfig, Verdict, load_history};
-use crate::strategy::{ANTI_PATTERN_THRESHOLD, find_anti_patterns};
-use crate::sys::process::run_shell;
 
 /// Below this a score counts as lower (floating-point noise is not a regression).
 const SCORE_EPSILON: f64 = 1e-9;
@@ -85,17 +93,6 @@ pub struct PrecheckReport {
     /// without a factory.md.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gate: Option<GateConfig>,
-}
-
-/// Why a passing experiment may be kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum VerdictClass {
-    /// The measured score rose beyond the noise.
-    Improved,
-    /// Unmeasurable by this eval: nothing regressed, and the tests or the kind of change
-    /// show what it does.
-    Neutral,
 }
 
 impl PrecheckReport {
@@ -293,117 +290,6 @@ pub fn run_precheck(
     Ok(report)
 }
 
-fn guard_checks(code: &Path, config: &FactoryConfig, opts: &PrecheckOptions) -> Vec<CheckOutcome> {
-    guard_outcomes(&guard_results(code, config, opts, Default::default(), None))
-}
-
-/// The guards' results; guards that cannot run at all are one failed `guards` result.
-fn guard_results(
-    code: &Path,
-    config: &FactoryConfig,
-    opts: &PrecheckOptions,
-    declared: attribution::Declared,
-    checkouts: Option<(PathBuf, PathBuf)>,
-) -> Vec<GuardResult> {
-    let inputs = GuardInputs {
-        target_branch: opts
-            .target_branch
-            .clone()
-            .unwrap_or_else(|| config.target_branch.clone()),
-        scope: config.scope.clone(),
-        fixed_surfaces: config.fixed_surfaces.clone(),
-        require_clean: !opts.allow_dirty,
-        base_commit: opts.base_commit.clone(),
-        test_timeout: Some(Duration::from_secs(config.test_timeout.max(1))),
-        declared,
-        setup: config.setup.clone(),
-        checkouts,
-    };
-    // Guards that cannot run fail closed.
-    guards::run_guards(code, &inputs)
-        .unwrap_or_else(|e| vec![GuardResult::from_violations("guards", vec![e.to_string()])])
-}
-
-/// Each guard as a check: its violations, then what it noted.
-fn guard_outcomes(results: &[GuardResult]) -> Vec<CheckOutcome> {
-    results
-        .iter()
-        .map(|g| {
-            let mut outcome = if g.passed {
-                CheckOutcome::pass(&g.name, "no violations")
-            } else {
-                CheckOutcome::fail(&g.name, g.violations.clone())
-            };
-            outcome.details.extend(g.notes.iter().cloned());
-            outcome
-        })
-        .collect()
-}
-
-/// The hypothesis of the experiment being judged: given, pending or recorded.
-fn experiment_hypothesis(
-    history: &crate::store::History,
-    opts: &PrecheckOptions,
-) -> Option<String> {
-    opts.hypothesis.clone().or_else(|| {
-        let id = opts.exp_id?;
-        history
-            .pending
-            .iter()
-            .find(|p| p.id == id)
-            .map(|p| p.hypothesis.clone())
-            .or_else(|| {
-                history
-                    .records
-                    .iter()
-                    .find(|r| r.id == id)
-                    .map(|r| r.hypothesis.clone())
-            })
-    })
-}
-
-fn anti_pattern_check(
-    history: &crate::store::History,
-    opts: &PrecheckOptions,
-    gate: Option<&GateConfig>,
-) -> CheckOutcome {
-    let Some(h) = experiment_hypothesis(history, opts) else {
-        return CheckOutcome::pass("anti_patterns", "no hypothesis given; nothing to compare");
-    };
-    let others: Vec<_> = history
-        .records
-        .iter()
-        .filter(|r| Some(r.id) != opts.exp_id)
-        .cloned()
-        .collect();
-    let found = find_anti_patterns(&h, &others, ANTI_PATTERN_THRESHOLD, gate);
-    let skipped = found.skipped_line();
-    if found.matches.is_empty() {
-        let mut outcome = CheckOutcome::pass(
-            "anti_patterns",
-            "no revert measured under this configuration resembles this hypothesis",
-        );
-        outcome.details.extend(skipped);
-        return outcome;
-    }
-    let mut details: Vec<String> = found
-        .matches
-        .iter()
-        .map(|a| {
-            format!(
-                "resembles experiment {}, reverted on a measurement under this configuration ({:.2} similar): {}",
-                a.id, a.similarity, a.hypothesis
-            )
-        })
-        .collect();
-    details.extend(skipped);
-    details.push(
-        "a different approach needs a different hypothesis; if the revert no longer applies, `factory history forget N` clears it"
-            .to_owned(),
-    );
-    CheckOutcome::fail("anti_patterns", details)
-}
-
 /// Meets the threshold and does not fall below the last kept score. Also returns the
 /// score compared with.
 fn score_checks(
@@ -462,42 +348,6 @@ fn score_checks(
         ),
     };
     Ok((vec![threshold_check, direction], before))
-}
-
-/// Every hard constraint's check must exit 0; a failure is a mandatory revert.
-fn hard_constraints(root: &Path, config: &FactoryConfig) -> CheckOutcome {
-    if config.hard_constraints.is_empty() {
-        return CheckOutcome::pass("hard_constraints", "none declared");
-    }
-    let timeout = Duration::from_secs(config.test_timeout.max(1));
-    let mut failed = Vec::new();
-    for hc in &config.hard_constraints {
-        match run_shell(&hc.check, root, timeout) {
-            Ok(out) if out.success() => {}
-            Ok(out) if out.timed_out => failed.push(format!(
-                "{}: `{}` timed out after {}s",
-                hc.name,
-                hc.check,
-                timeout.as_secs()
-            )),
-            Ok(out) => failed.push(format!(
-                "{}: `{}` failed ({}): {}",
-                hc.name,
-                hc.check,
-                out.exit_text(),
-                out.tail(3)
-            )),
-            Err(e) => failed.push(format!("{}: {e}", hc.name)),
-        }
-    }
-    if failed.is_empty() {
-        CheckOutcome::pass(
-            "hard_constraints",
-            format!("{} passed", config.hard_constraints.len()),
-        )
-    } else {
-        CheckOutcome::fail("hard_constraints", failed)
-    }
 }
 
 /// What the experiment gate measures: the project's store, the experiment's worktree
@@ -726,132 +576,6 @@ pub fn run_experiment_precheck(
     Ok(report)
 }
 
-/// The `score_direction` check, and the class a pass gives: improved when the margin
-/// exceeds the noise; regressed when it falls below minus the noise; otherwise neutral
-/// when no dimension regressed and there is evidence the eval cannot score (a
-/// fail-to-pass test, every base test passing on the head, a change to docs or
-/// configuration only), else "no measurable improvement".
-fn score_direction(
-    cmp: &Comparison,
-    summary: &str,
-    regressed: &[String],
-    evidence: Option<&Evidence>,
-    changed: &[String],
-) -> (CheckOutcome, Option<VerdictClass>) {
-    const NAME: &str = "score_direction";
-    if cmp.improved {
-        return (
-            CheckOutcome::pass(NAME, format!("improved: {summary}")),
-            Some(VerdictClass::Improved),
-        );
-    }
-    if cmp.margin < -cmp.noise - SCORE_EPSILON {
-        return (
-            CheckOutcome::fail(
-                NAME,
-                vec![format!("regressed below the base commit: {summary}")],
-            ),
-            None,
-        );
-    }
-    if !regressed.is_empty() {
-        return (
-            CheckOutcome::fail(
-                NAME,
-                vec![format!(
-                    "no measurable improvement, and dimensions regressed beyond their noise ({}); {summary}",
-                    regressed.join(", ")
-                )],
-            ),
-            None,
-        );
-    }
-    let docs_only = !changed.is_empty() && changed.iter().all(|p| is_docs_or_config(p));
-    let why = match evidence {
-        Some(e) if !e.fail_to_pass.is_empty() => Some(format!(
-            "a fix shown by {} fail-to-pass test(s) ({})",
-            e.fail_to_pass.len(),
-            e.fail_to_pass
-                .iter()
-                .take(3)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
-        _ if docs_only => Some(format!(
-            "a change to documentation or configuration only ({})",
-            changed.join(", ")
-        )),
-        Some(e) if e.base_passed > 0 => Some(format!(
-            "every one of the {} test(s) passing at the base passes on the head (a refactor or a change the tests hold)",
-            e.base_passed
-        )),
-        _ => None,
-    };
-    match why {
-        Some(why) => (
-            CheckOutcome::pass(
-                NAME,
-                format!(
-                    "neutral with evidence (unmeasurable by this eval): no dimension regressed beyond its noise, and {why}; {summary}"
-                ),
-            ),
-            Some(VerdictClass::Neutral),
-        ),
-        None => (
-            CheckOutcome::fail(
-                NAME,
-                vec![format!(
-                    "no measurable improvement, and no evidence the eval cannot score (no fail-to-pass test, no test run that holds the change, not docs or configuration only): the margin does not exceed the noise; {summary}"
-                )],
-            ),
-            None,
-        ),
-    }
-}
-
-/// Documentation and configuration files: a change to these alone is judged by QA and
-/// the guards, not by a score.
-fn is_docs_or_config(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
-    let ext = name.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
-    path.starts_with("docs/")
-        || path.starts_with("doc/")
-        // Not `.txt`: plain text is as often data a program reads as prose.
-        || matches!(ext, "md" | "rst" | "adoc")
-        || matches!(
-            name.as_str(),
-            "license" | "licence" | "authors" | "contributors" | "changelog" | "notice"
-        )
-        || name.starts_with(".editorconfig")
-        || name == ".gitignore"
-        || name == ".gitattributes"
-        || path.starts_with(".github/")
-}
-
-/// Every path the experiment changed between its base and head commits, within its
-/// project directory.
-fn changed_paths(sides: &ExperimentSides<'_>) -> Vec<String> {
-    let tree = |id: git2::Oid| sides.repo.find_commit(id).and_then(|c| c.tree()).ok();
-    let (Some(b), Some(h)) = (tree(sides.base), tree(sides.head)) else {
-        return Vec::new();
-    };
-    let Ok(diff) = sides.repo.diff_tree_to_tree(Some(&b), Some(&h), None) else {
-        return Vec::new();
-    };
-    diff.deltas()
-        .flat_map(|d| [d.old_file().path(), d.new_file().path()])
-        .flatten()
-        .filter_map(|p| p.strip_prefix(sides.subdir).ok())
-        .map(|p| p.to_string_lossy().into_owned())
-        .fold(Vec::new(), |mut out, p| {
-            if !out.contains(&p) {
-                out.push(p);
-            }
-            out
-        })
-}
-
 /// factory.md's bytes as committed at `commit`, if it is there.
 fn factory_md_at(sides: &ExperimentSides<'_>, commit: git2::Oid) -> Option<Vec<u8>> {
     let path = sides.subdir.join("factory.md");
@@ -914,51 +638,5 @@ fn eval_profile_check(settings: &EvalSettings) -> CheckOutcome {
             ],
         ),
         _ => CheckOutcome::pass(NAME, "no eval profile: the checks introspection finds"),
-    }
-}
-
-/// factory.md's `Guards` commands, each of which must exit 0 in the head's checkout.
-/// A guard that is the same command as an eval check which passed on the head's
-/// checkout reuses that run (`already`) instead of running again.
-fn guard_commands(dir: &Path, config: &FactoryConfig, already: &[(String, bool)]) -> CheckOutcome {
-    if config.guards.is_empty() {
-        return CheckOutcome::pass("guard_commands", "none declared");
-    }
-    let timeout = Duration::from_secs(config.test_timeout.max(1));
-    let mut failed = Vec::new();
-    let mut reused = Vec::new();
-    for g in &config.guards {
-        if already.iter().any(|(c, ok)| *ok && c.trim() == g.trim()) {
-            reused.push(format!("`{g}`"));
-            continue;
-        }
-        match run_shell(g, dir, timeout) {
-            Ok(out) if out.success() => {}
-            Ok(out) if out.timed_out => failed.push(format!(
-                "`{g}` timed out after {}s on the head commit",
-                timeout.as_secs()
-            )),
-            Ok(out) => failed.push(format!(
-                "`{g}` failed ({}) on the head commit: {}",
-                out.exit_text(),
-                out.tail(3)
-            )),
-            Err(e) => failed.push(format!("`{g}`: {e}")),
-        }
-    }
-    if failed.is_empty() {
-        let mut outcome = CheckOutcome::pass(
-            "guard_commands",
-            format!("{} passed on the head commit", config.guards.len()),
-        );
-        if !reused.is_empty() {
-            outcome.details.push(format!(
-                "{} passed as the eval's own run of the same command (not run again)",
-                reused.join(", ")
-            ));
-        }
-        outcome
-    } else {
-        CheckOutcome::fail("guard_commands", failed)
     }
 }

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::PrecheckError;
 use crate::eval::{self, EvalReport, EvalSettings, Measurement};
 use crate::guards::Patterns;
-use crate::worktrees::scratch::{entries, write_entry};
+use crate::worktrees::scratch::write_commit_with;
 use crate::worktrees::setup::{self, Checkout, SideError, StartKind};
 
 /// Below this a difference of means is no difference at all.
@@ -116,19 +116,7 @@ pub fn materialise(
         .prefix(&format!("{SCRATCH_PREFIX}{label}-{}-", std::process::id()))
         .tempdir_in(&temp)
         .map_err(|e| fail(format!("cannot create a scratch directory: {e}")))?;
-    let own = entries(repo, commit).map_err(fail)?;
-    let from_base = if fixed.is_empty() {
-        Vec::new()
-    } else {
-        entries(repo, fixed_from).map_err(fail)?
-    };
-    let chosen = own
-        .iter()
-        .filter(|e| !fixed.matches(&e.path))
-        .chain(from_base.iter().filter(|e| fixed.matches(&e.path)));
-    for entry in chosen {
-        write_entry(repo, dir.path(), entry).map_err(fail)?;
-    }
+    write_commit_with(repo, commit, fixed_from, &|p| fixed.matches(p), dir.path()).map_err(fail)?;
     let code = dir.path().join(subdir);
     fs::create_dir_all(&code).map_err(|e| fail(format!("{}: {e}", code.display())))?;
     Ok(Scratch {

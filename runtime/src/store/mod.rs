@@ -12,11 +12,15 @@
 //! # Ok::<(), factory_runtime::store::StoreError>(())
 //! ```
 
+mod error;
+mod forget;
 pub mod history;
 mod info;
 mod record;
 pub mod tsv;
 
+pub use error::StoreError;
+pub use forget::Forgot;
 pub use info::{ExperimentInfo, Workspace, run_key, run_of_key};
 pub use record::{ExperimentRecord, GateConfig, Outcome, RevertCause, Verdict, round6};
 
@@ -25,7 +29,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::events::{self, Event, EventData, EventsError, kinds};
+use crate::events::{self, Event, EventData, kinds};
 use crate::project::layout::{FactoryPaths, LayoutError, ensure_factory_dir};
 use crate::project::registry;
 use crate::sys::files::{self, FileLock, atomic_write};
@@ -445,86 +449,6 @@ impl ExperimentStore {
         })
     }
 
-    /// `factory history forget N`: clears finalized experiment `id` from anti-pattern
-    /// matching. The record stays as it is; `experiments/NNN/forgotten.json` says when
-    /// it was forgotten, and an `experiment.forgotten` event is logged. Forgetting again
-    /// changes nothing and returns the first time.
-    ///
-    /// Errors: `id` was never begun ([`StoreError::NothingToForget`]) or has no verdict
-    /// yet ([`StoreError::ForgetUnfinalized`]).
-    pub fn forget(&self, id: u32) -> Result<Forgot, StoreError> {
-        if !self.paths.project().is_dir() {
-            return Err(LayoutError::NoProject(self.paths.project().to_path_buf()).into());
-        }
-        if !self.paths.dir().is_dir() {
-            // No store: nothing was ever recorded, and nothing is created here.
-            return Err(StoreError::NothingToForget {
-                id,
-                known: describe_ids(&Scan::default()),
-            });
-        }
-        let _lock = self.lock()?;
-        let scan = self.scan()?;
-        let finalized = scan.finalized.contains_key(&id) || scan.verdict_files.contains(&id);
-        let record = self
-            .history()?
-            .records
-            .into_iter()
-            .find(|r| r.id == id && finalized);
-        let Some(mut record) = record else {
-            return Err(if scan.known.contains(&id) && !finalized {
-                StoreError::ForgetUnfinalized { id }
-            } else {
-                StoreError::NothingToForget {
-                    id,
-                    known: describe_ids(&scan),
-                }
-            });
-        };
-        if record.forgotten_at.is_some() {
-            return Ok(Forgot {
-                record,
-                repeated: true,
-            });
-        }
-        let dir = self.paths.experiment_dir(id);
-        let file = dir.join(FORGOTTEN_FILE);
-        let marker = Forgotten {
-            exp_id: id,
-            forgotten_at: events::now_iso8601(),
-        };
-        fs::create_dir_all(&dir).map_err(io_at(&dir))?;
-        let mut json =
-            serde_json::to_string_pretty(&marker).map_err(|e| io_at(&file)(io::Error::other(e)))?;
-        json.push('\n');
-        atomic_write(&file, json.as_bytes()).map_err(io_at(&file))?;
-        self.log(&Event::new(EventData::ExperimentForgotten { exp_id: id }))?;
-        record.forgotten_at = Some(marker.forgotten_at);
-        Ok(Forgot {
-            record,
-            repeated: false,
-        })
-    }
-
-    /// `experiments/NNN/forgotten.json`, if there is one; `Err` names a file that is
-    /// there but unreadable.
-    fn read_forgotten(&self, id: u32) -> Result<Option<Forgotten>, String> {
-        let file = self.paths.experiment_dir(id).join(FORGOTTEN_FILE);
-        match fs::read_to_string(&file) {
-            Ok(text) => match serde_json::from_str::<Forgotten>(&text) {
-                Ok(f) if f.exp_id == id => Ok(Some(f)),
-                Ok(f) => Err(format!(
-                    "{}: names experiment {}, not {id}",
-                    file.display(),
-                    f.exp_id
-                )),
-                Err(e) => Err(format!("{}: {e}", file.display())),
-            },
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("{}: {e}", file.display())),
-        }
-    }
-
     fn lock(&self) -> Result<FileLock, StoreError> {
         let path = self.paths.store_lock();
         FileLock::acquire(&path).map_err(io_at(&path))
@@ -634,83 +558,6 @@ pub fn load_history(project: &Path) -> Result<History, StoreError> {
     ExperimentStore::with_registry(project, None).history()
 }
 
-/// The file that marks an experiment forgotten by `factory history forget`.
-const FORGOTTEN_FILE: &str = "forgotten.json";
-
-/// `experiments/NNN/forgotten.json`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Forgotten {
-    exp_id: u32,
-    forgotten_at: String,
-}
-
-/// The result of [`ExperimentStore::forget`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct Forgot {
-    /// The record, with `forgotten_at` set.
-    pub record: ExperimentRecord,
-    /// True when it had been forgotten before (nothing was written).
-    pub repeated: bool,
-}
-
-impl Forgot {
-    /// What happened, for a person: when, and what it means for precheck.
-    pub fn render(&self) -> String {
-        let r = &self.record;
-        let at = r.forgotten_at.as_deref().unwrap_or("?");
-        let mut out = if self.repeated {
-            format!(
-                "experiment {} was already forgotten at {at}; nothing changed\n",
-                r.id
-            )
-        } else {
-            format!(
-                "experiment {} forgotten at {at}: a similar hypothesis is no longer refused because of it; its record stays (`factory history` shows it)\n",
-                r.id
-            )
-        };
-        if r.verdict != Verdict::Revert {
-            out.push_str(&format!(
-                "note: experiment {} is a {}, and only reverts are matched as anti-patterns\n",
-                r.id, r.verdict
-            ));
-        }
-        out
-    }
-}
-
-/// "finalized experiments are 1-4, 7" or "no experiment is finalized yet".
-fn describe_ids(scan: &Scan) -> String {
-    let ids: BTreeSet<u32> = scan
-        .finalized
-        .keys()
-        .copied()
-        .chain(scan.verdict_files.iter().copied())
-        .collect();
-    if ids.is_empty() {
-        return "no experiment is finalized here yet".to_owned();
-    }
-    let mut ranges: Vec<(u32, u32)> = Vec::new();
-    for id in ids {
-        match ranges.last_mut() {
-            Some((_, end)) if *end + 1 == id => *end = id,
-            _ => ranges.push((id, id)),
-        }
-    }
-    let text: Vec<String> = ranges
-        .iter()
-        .map(|(a, b)| {
-            if a == b {
-                a.to_string()
-            } else {
-                format!("{a}-{b}")
-            }
-        })
-        .collect();
-    format!("the finalized experiments here are {}", text.join(", "))
-}
-
 #[derive(Default)]
 struct Scan {
     rows: Vec<ExperimentRecord>,
@@ -773,144 +620,6 @@ fn io_at(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
         path: path.to_path_buf(),
         source,
     }
-}
-
-/// Why a store operation failed.
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
-pub enum StoreError {
-    /// `begin` was given nothing to test.
-    #[error("the hypothesis is empty")]
-    #[diagnostic(
-        code(factory::store::empty_hypothesis),
-        help(
-            "say what the experiment will change and why, e.g. --hypothesis \"Cache parsed ASTs\""
-        )
-    )]
-    EmptyHypothesis,
-    /// `finalize` named an id that no `begin` produced.
-    #[error("experiment {id} was never begun in this project")]
-    #[diagnostic(
-        code(factory::store::unknown_experiment),
-        help(
-            "run `factory begin --hypothesis TEXT` first and finalize the id it prints; `factory history` lists existing ids"
-        )
-    )]
-    UnknownExperiment {
-        /// The id given.
-        id: u32,
-    },
-    /// `history forget` named an id with no record.
-    #[error("experiment {id} is not on record in this project ({known})")]
-    #[diagnostic(
-        code(factory::store::nothing_to_forget),
-        help(
-            "`factory history` lists the experiments; forget a finalized one by its id: `factory history forget N`"
-        )
-    )]
-    NothingToForget {
-        /// The id given.
-        id: u32,
-        /// Which ids there are.
-        known: String,
-    },
-    /// `history forget` named an experiment without a verdict.
-    #[error("experiment {id} has no verdict yet, so there is nothing to forget")]
-    #[diagnostic(
-        code(factory::store::forget_unfinalized),
-        help(
-            "only a finalized experiment can block a hypothesis; finalize it first (`factory finalize --id N --verdict revert`), then forget it if it should not count"
-        )
-    )]
-    ForgetUnfinalized {
-        /// The id given.
-        id: u32,
-    },
-    /// `finalize` was called twice for one experiment.
-    #[error("experiment {id} is already finalized with verdict `{verdict}`")]
-    #[diagnostic(
-        code(factory::store::already_finalized),
-        help("a verdict is recorded once; begin a new experiment to try again")
-    )]
-    AlreadyFinalized {
-        /// The id given.
-        id: u32,
-        /// The verdict already on record.
-        verdict: Verdict,
-    },
-    /// `superseded` without a named successor where no later experiment exists.
-    #[error("experiment {id} cannot be superseded: no later experiment exists")]
-    #[diagnostic(
-        code(factory::store::superseded_without_successor),
-        help(
-            "`superseded` means another experiment took over this hypothesis: name it with --superseded-by N (a parallel branch's winner may have a lower id); use `revert` for a change that did not work"
-        )
-    )]
-    SupersededWithoutSuccessor {
-        /// The id given.
-        id: u32,
-    },
-    /// `superseded_by` names no usable successor.
-    #[error("experiment {id} cannot be superseded by experiment {by}: {problem}")]
-    #[diagnostic(
-        code(factory::store::bad_successor),
-        help(
-            "--superseded-by N names the experiment that took over this one's hypothesis (e.g. the kept parallel branch): another experiment begun in this project, with --verdict superseded; `factory history` lists ids"
-        )
-    )]
-    BadSuccessor {
-        /// The experiment being finalized.
-        id: u32,
-        /// The successor named.
-        by: u32,
-        /// What is wrong with it.
-        problem: String,
-    },
-    /// A score, delta or cost that is NaN or infinite.
-    #[error("{field} is {value}, not a finite number")]
-    #[diagnostic(
-        code(factory::store::not_finite),
-        help(
-            "pass real numbers for scores, e.g. --score-after 0.64; leave a score out if it was not measured"
-        )
-    )]
-    NotFinite {
-        /// The field.
-        field: &'static str,
-        /// The value given.
-        value: f64,
-    },
-    /// `.factory/` could not be prepared.
-    #[error(transparent)]
-    #[diagnostic(transparent)]
-    Layout(#[from] LayoutError),
-    /// The event log could not be read or appended to.
-    #[error(transparent)]
-    #[diagnostic(transparent)]
-    Events(#[from] EventsError),
-    /// `experiment.json` is not what the store wrote.
-    #[error("{path} is unreadable: {problem}")]
-    #[diagnostic(
-        code(factory::store::corrupt_info),
-        help("restore the file from a backup, or delete it and begin a new experiment")
-    )]
-    CorruptInfo {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong.
-        problem: String,
-    },
-    /// The file system refused an operation.
-    #[error("cannot access {path}: {source}")]
-    #[diagnostic(
-        code(factory::store::io),
-        help("check that the project's .factory/ directory exists and is writable")
-    )]
-    Io {
-        /// The file or directory involved.
-        path: PathBuf,
-        /// The underlying error.
-        source: io::Error,
-    },
 }
 
 #[cfg(test)]

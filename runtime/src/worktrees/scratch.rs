@@ -136,7 +136,13 @@ pub fn write_commit_with(
 ) -> Result<(), String> {
     fs::create_dir_all(dest).map_err(|e| format!("{}: {e}", dest.display()))?;
     let own = entries(repo, commit)?;
-    let theirs = entries(repo, other)?;
+    // Nothing to take, or from the same commit: one walk of the tree is enough.
+    let theirs = if other == commit {
+        Vec::new()
+    } else {
+        entries(repo, other)?
+    };
+    let take = |p: &str| other != commit && take(p);
     let chosen = own
         .iter()
         .filter(|e| !take(&e.path))

@@ -10,7 +10,9 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::Serialize;
 
-use super::runners::{Outcome, TestRun};
+use super::locate::{Locator, def_text, locate};
+use super::runners::{Outcome, Runner, TestRun};
+use super::{Finding, Identity, source};
 
 /// How often one test passed and failed over the runs of one side.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -198,6 +200,87 @@ impl Declared {
 /// A test the head added or changed, judged on the base's code.
 pub fn passes(run: &TestRun, id: &str) -> bool {
     run.outcomes.get(id) == Some(&Outcome::Passed)
+}
+
+/// The test guard's runs that attribution reads.
+pub(super) struct AttributionRuns<'a> {
+    pub(super) base_tally: &'a BTreeMap<String, Tally>,
+    pub(super) head_tally: &'a BTreeMap<String, Tally>,
+    pub(super) base_tests_on_head: &'a TestRun,
+    pub(super) head_tests_on_base: &'a TestRun,
+}
+
+/// Edited expectations (base tests failing on the head's code), fail-to-pass and
+/// proves-nothing tests (the head's new or changed tests on the base's code).
+pub(super) fn attribute(
+    runner: Runner,
+    runs: &AttributionRuns,
+    changed: &BTreeSet<String>,
+    flaky: &BTreeSet<String>,
+    declared: &Declared,
+    (base_loc, head_loc): (&mut Locator, &mut Locator),
+    identity: &mut Identity,
+) {
+    let steady = |t: Option<&Tally>| t.is_some_and(|t| t.passed > 0 && t.failed == 0);
+    for (id, tally) in runs.base_tally {
+        if flaky.contains(id) || !steady(Some(tally)) || !steady(runs.head_tally.get(id)) {
+            continue;
+        }
+        if runs.base_tests_on_head.outcomes.get(id) != Some(&Outcome::Failed) {
+            continue;
+        }
+        let (file, line, old_def) = locate(runner, base_loc, id);
+        let (head_file, _, new_def) = locate(runner, head_loc, id);
+        let (old, new) = changed_lines(
+            &def_text(base_loc.dir, &file, old_def.as_ref()),
+            &def_text(head_loc.dir, &head_file, new_def.as_ref()),
+        );
+        let leaf = source::leaf_name(runner, id);
+        let edited = EditedExpectation {
+            test: id.clone(),
+            file,
+            line,
+            old,
+            new,
+            confirmed: declared.allows(id, &leaf),
+        };
+        if !edited.confirmed {
+            let changed_files: Vec<&str> = changed.iter().map(String::as_str).collect();
+            identity.findings.push(Finding {
+                test: Some(id.clone()),
+                file: edited.file.clone(),
+                line: edited.line,
+                problem: format!(
+                    "edited expectation: the base's version of this test fails on the head's code and the head changed what it expects ({}; test files changed: {})",
+                    edited.change(),
+                    changed_files.join(", ")
+                ),
+                expected: format!(
+                    "the old expectation kept, or the behaviour change declared in the hypothesis (`Behaviour change: {leaf}`) and confirmed by QA by name (`Confirmed behaviour change: {leaf}` in its review)"
+                ),
+            });
+        }
+        identity.evidence.edited.push(edited);
+    }
+    for (id, tally) in runs.head_tally {
+        if flaky.contains(id) || !steady(Some(tally)) {
+            continue;
+        }
+        // Only a test defined in a swapped file was run on the base's code as the head
+        // has it (a new test in a file of code, say a Rust `mod tests`, was not).
+        let is_new = !runs.base_tally.contains_key(id);
+        let (file, _, _) = locate(runner, head_loc, id);
+        if !changed.contains(&file) {
+            continue;
+        }
+        if passes(runs.head_tests_on_base, id) {
+            if is_new {
+                identity.evidence.proves_nothing.push(id.clone());
+            }
+        } else {
+            identity.evidence.fail_to_pass.push(id.clone());
+        }
+    }
 }
 
 #[cfg(test)]
