@@ -159,6 +159,45 @@ fn crashing_and_timing_out_dimensions_score_zero_and_the_rest_still_run() {
 }
 
 #[test]
+fn a_dimension_below_its_threshold_fails_the_eval_and_base_reads_the_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join(".factory")).unwrap();
+    let config = |floor: f64| {
+        serde_json::json!({
+            "goal": "g", "scope": ["**"], "guards": [], "eval_command": "factory eval",
+            "eval_threshold": "base - 0.05", "constraints": [],
+            "dimension_thresholds": {"good": floor},
+            "project_eval": [
+                {"name": "good", "command": "printf '{\"score\": %s}' $(cat level)", "parse": "json", "timeout": 10}
+            ]
+        })
+        .to_string()
+    };
+    fs::write(dir.path().join("level"), "0.9\n").unwrap();
+    fs::write(dir.path().join(".factory/config.json"), config(0.95)).unwrap();
+    let out = factory(dir.path(), &["eval"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("dimension threshold: good: 0.9000 is below its threshold 0.9500"),
+        "{}",
+        stdout(&out)
+    );
+
+    // Met floors pass; the first eval records the baseline `base` is then read against.
+    fs::write(dir.path().join(".factory/config.json"), config(0.5)).unwrap();
+    let out = factory(dir.path(), &["eval", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    fs::write(dir.path().join("level"), "0.8\n").unwrap();
+    let out = factory(dir.path(), &["eval", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let report = json(&out);
+    assert!(
+        (report["threshold"].as_f64().unwrap() - 0.85).abs() < 1e-9,
+        "{report}"
+    );
+}
+
+#[test]
 fn discover_writes_an_unreviewed_profile_and_approve_flips_it() {
     let dir = rust_project();
     let proj = dir.path().join("proj");

@@ -523,3 +523,81 @@ fn the_test_guard_runs_under_the_projects_test_timeout() {
         "the test running when killed is named: {d}"
     );
 }
+
+#[test]
+fn a_threshold_relative_to_the_base_judges_the_change_not_the_scale() {
+    // The eval's own scale sits below the fixed 0.5: a real improvement fails it.
+    let p = project("cat src/level.txt", "0.30", "");
+    let id = p.begin("raise the level");
+    p.build(id, &[("src/level.txt", "0.40\n")]);
+    p.qa_done(id);
+    let (code, v) = p.precheck(id);
+    assert_eq!(code, Some(1), "{v}");
+    assert!(
+        details(&v, "threshold").contains("below the threshold 0.5000"),
+        "{v}"
+    );
+
+    // `base`: no regression below the base commit; the improvement passes.
+    let relative = |threshold: &str, extra: &str| {
+        let p = project("cat src/level.txt", "0.30", extra);
+        let md = fs::read_to_string(p.path().join("factory.md")).unwrap();
+        fs::write(
+            p.path().join("factory.md"),
+            md.replace(
+                "## Eval threshold\n0.5",
+                &format!("## Eval threshold\n{threshold}"),
+            ),
+        )
+        .unwrap();
+        commit_all(&Repository::open(p.path()).unwrap(), "relative threshold");
+        p
+    };
+    let p = relative("base", "");
+    keep_honest(&p, &[("src/level.txt", "0.40\n")]);
+
+    // A fall below the base fails `threshold` as well as the direction, naming `base`.
+    let p = relative("base", "");
+    let id = p.begin("lower the level");
+    p.build(id, &[("src/level.txt", "0.20\n")]);
+    p.qa_done(id);
+    let (code, v) = p.precheck(id);
+    assert_eq!(code, Some(1), "{v}");
+    let why = details(&v, "threshold");
+    assert!(
+        why.contains("head mean 0.2000") && why.contains("`base`"),
+        "{why}"
+    );
+
+    // A dimension's own floor fails whatever the composite does.
+    let p = relative("base", "\n## Dimension thresholds\n- eval_command: 0.5\n");
+    let id = p.begin("raise the level a little");
+    p.build(id, &[("src/level.txt", "0.40\n")]);
+    p.qa_done(id);
+    let (code, v) = p.precheck(id);
+    assert_eq!(code, Some(1), "{v}");
+    assert!(
+        details(&v, "threshold")
+            .contains("dimension eval_command: 0.4000 is below its threshold 0.5000"),
+        "{v}"
+    );
+
+    // A drop within a declared `base - t` is no regression of the composite either
+    // (here nothing else shows what the change does, so it is still not kept).
+    let p = relative(
+        "base",
+        "\n## Dimension thresholds\n- eval_command: base - 0.01\n",
+    );
+    let id = p.begin("a small cost for a cleaner file");
+    p.build(id, &[("src/level.txt", "0.295\n")]);
+    p.qa_done(id);
+    let (_, v) = p.precheck(id);
+    let direction = details(&v, "score_direction");
+    assert!(
+        direction
+            .contains("eval_command: 0.3000 → 0.2950, within `base - 0.01` (counted as no change)")
+            && !direction.contains("regressed below"),
+        "{direction}"
+    );
+    assert!(!failures(&v).contains("threshold"), "{v}");
+}

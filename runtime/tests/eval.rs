@@ -72,6 +72,7 @@ fn baseline_records_the_parity_composite() {
         guard_violations: vec![],
         threshold: 0.0,
         passed: true,
+        below_floors: vec![],
     };
     assert!((parity_total(&composite) - 0.75).abs() < 1e-9);
 }

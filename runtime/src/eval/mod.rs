@@ -14,6 +14,7 @@ pub mod project;
 pub mod score;
 mod table;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -24,11 +25,12 @@ pub use hygiene::Skipped;
 pub use project::{ParseMode, ProjectDimension};
 pub use score::{
     CompositeScore, EvalResult, EvalWeights, MergeWeights, Tier, TierWeights, compute_composite,
+    not_measured,
 };
 
 use crate::eval::discovery::eval_spec::{SpecClass, classify_eval_spec_item, dimension_name};
 use crate::eval::discovery::introspect::introspect;
-use crate::project::config::FactoryConfig;
+use crate::project::config::{FactoryConfig, Threshold};
 use crate::project::layout::FactoryPaths;
 use crate::sys::files::atomic_write as write_atomic;
 
@@ -37,7 +39,10 @@ use crate::sys::files::atomic_write as write_atomic;
 pub struct EvalSettings {
     pub project_dimensions: Vec<ProjectDimension>,
     pub weights: MergeWeights,
-    pub threshold: f64,
+    /// factory.md's `Eval threshold`: `base` is read against the baseline's composite.
+    pub threshold: Threshold,
+    /// factory.md's `Dimension thresholds`.
+    pub dimension_thresholds: BTreeMap<String, Threshold>,
     /// Per hygiene check and for `eval/score.py` (factory.md `test_timeout`).
     pub test_timeout: Duration,
     /// factory.md's `Eval command` when it is not factory's own eval: `factory eval`
@@ -55,7 +60,8 @@ impl Default for EvalSettings {
         Self {
             project_dimensions: Vec::new(),
             weights: MergeWeights::default(),
-            threshold: 0.0,
+            threshold: Threshold::default(),
+            dimension_thresholds: BTreeMap::new(),
             test_timeout: Duration::from_secs(600),
             eval_command: None,
             profile: None,
@@ -92,6 +98,7 @@ impl EvalSettings {
                 growth_overrides: config.growth_weights.clone(),
             },
             threshold: config.eval_threshold,
+            dimension_thresholds: config.dimension_thresholds.clone(),
             test_timeout: Duration::from_secs(config.test_timeout.max(1)),
             eval_command: (!declared::is_builtin_eval(&config.eval_command))
                 .then(|| config.eval_command.trim().to_string()),
@@ -395,7 +402,16 @@ impl Measurement {
             self.custom.clone(),
             &settings.weights,
         );
-        let composite = compute_composite(merged, Vec::new(), settings.threshold);
+        // A threshold relative to the base reads the baseline's composite; with none
+        // recorded yet there is nothing to fall below.
+        let floor = settings
+            .threshold
+            .floor(baseline.and_then(|b| b.composite))
+            .unwrap_or(0.0);
+        let mut composite = compute_composite(merged, Vec::new(), floor);
+        composite.below_floors =
+            score::below_fixed_floors(&composite.results, &settings.dimension_thresholds);
+        composite.passed &= composite.below_floors.is_empty();
         EvalReport {
             project: self.root.clone(),
             language: self.language.clone(),

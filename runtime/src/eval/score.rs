@@ -64,9 +64,12 @@ pub struct CompositeScore {
     pub guard_violations: Vec<String>,
     pub threshold: f64,
     pub passed: bool,
+    /// Dimensions below their fixed floor in factory.md's `Dimension thresholds`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub below_floors: Vec<String>,
 }
 
-pub use crate::project::config::{EvalWeights, TierWeights};
+pub use crate::project::config::{EvalWeights, Threshold, TierWeights};
 
 /// Weighted sum of `results`, renormalising weights that do not sum to 1.
 pub fn compute_composite(
@@ -82,6 +85,7 @@ pub fn compute_composite(
             guard_violations,
             threshold,
             passed,
+            below_floors: Vec::new(),
         };
     }
     let mut results = results;
@@ -100,7 +104,39 @@ pub fn compute_composite(
         guard_violations,
         threshold,
         passed,
+        below_floors: Vec::new(),
     }
+}
+
+/// Each dimension below its fixed floor (`tests: 1.0`), or declared but not measured.
+/// Floors relative to the base are the gate's to judge: only it measures the base.
+pub fn below_fixed_floors(
+    results: &[EvalResult],
+    floors: &std::collections::BTreeMap<String, Threshold>,
+) -> Vec<String> {
+    floors
+        .iter()
+        .filter_map(|(name, floor)| {
+            let min = floor.score()?;
+            match results.iter().find(|r| &r.name == name) {
+                None => Some(not_measured(name, results)),
+                Some(r) if r.score + EPSILON < min => Some(format!(
+                    "{name}: {:.4} is below its threshold {min:.4}",
+                    r.score
+                )),
+                Some(_) => None,
+            }
+        })
+        .collect()
+}
+
+/// A declared dimension no check measured: a misspelt name must not pass silently.
+pub fn not_measured(name: &str, results: &[EvalResult]) -> String {
+    let names: Vec<&str> = results.iter().map(|r| r.name.as_str()).collect();
+    format!(
+        "{name}: has a threshold in factory.md's `Dimension thresholds` but was not measured (measured: {})",
+        names.join(", ")
+    )
 }
 
 /// The (hygiene, growth, project) split actually used.

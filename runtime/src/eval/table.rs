@@ -74,6 +74,8 @@ pub fn render(report: &EvalReport) -> String {
     }
     let verdict = if c.passed {
         "passes"
+    } else if c.total + 1e-9 >= c.threshold {
+        "a dimension is below its threshold"
     } else {
         "below threshold"
     };
@@ -84,6 +86,9 @@ pub fn render(report: &EvalReport) -> String {
     );
     for v in &c.guard_violations {
         let _ = writeln!(out, "guard violation: {v}");
+    }
+    for b in &c.below_floors {
+        let _ = writeln!(out, "dimension threshold: {b}");
     }
     if report.profile == super::ProfileState::Pending {
         let _ = writeln!(

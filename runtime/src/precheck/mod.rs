@@ -9,6 +9,7 @@ mod commands;
 mod direction;
 mod qa;
 pub mod sides;
+mod threshold;
 
 pub use cause::{gate_config, revert_cause};
 
@@ -34,7 +35,7 @@ pub use qa::{
 use crate::eval::{self, EvalReport, EvalSettings};
 use crate::guards;
 use crate::guards::tests_kept::attribution;
-use crate::project::config::FactoryConfig;
+use crate::project::config::{FactoryConfig, Threshold};
 use crate::store::{GateConfig, Verdict, load_history};
 
 /// Below this a score counts as lower (floating-point noise is not a regression).
@@ -295,7 +296,7 @@ pub fn run_precheck(
 fn score_checks(
     root: &Path,
     report: Option<&EvalReport>,
-    threshold: f64,
+    threshold: Threshold,
     kept_score: Option<f64>,
 ) -> Result<(Vec<CheckOutcome>, Option<f64>), PrecheckError> {
     let Some(report) = report else {
@@ -312,24 +313,33 @@ fn score_checks(
         ));
     };
     let total = report.composite.total;
-    let threshold_check = if total + SCORE_EPSILON >= threshold {
-        CheckOutcome::pass(
-            "threshold",
-            format!("composite {total:.4} ≥ threshold {threshold:.4}"),
-        )
-    } else {
-        CheckOutcome::fail(
-            "threshold",
-            vec![format!(
-                "composite {total:.4} is below the threshold {threshold:.4}"
-            )],
-        )
-    };
     let reference = eval::load_baseline(root)
         .map_err(eval::EvalError::from)?
         .and_then(|b| b.composite.map(|c| (c, format!("baseline ({})", b.source))))
         .or_else(|| kept_score.map(|s| (s, "last kept experiment".to_string())));
     let before = reference.as_ref().map(|(b, _)| *b);
+    let mut threshold_check = match threshold.floor(before) {
+        None => CheckOutcome::pass(
+            "threshold",
+            format!("threshold `{threshold}`: no baseline yet, so nothing to fall below"),
+        ),
+        Some(floor) if total + SCORE_EPSILON >= floor => CheckOutcome::pass(
+            "threshold",
+            format!("composite {total:.4} ≥ threshold {floor:.4} (`{threshold}`)"),
+        ),
+        Some(floor) => CheckOutcome::fail(
+            "threshold",
+            vec![format!(
+                "composite {total:.4} is below the threshold {floor:.4} (`{threshold}`)"
+            )],
+        ),
+    };
+    if !report.composite.below_floors.is_empty() {
+        threshold_check.passed = false;
+        threshold_check
+            .details
+            .extend(report.composite.below_floors.iter().cloned());
+    }
     let direction = match reference {
         None => CheckOutcome::pass(
             "score_direction",
@@ -492,21 +502,11 @@ pub fn run_experiment_precheck(
     )?;
     let cmp = measured.comparison.clone();
 
-    let threshold = config.eval_threshold;
-    checks.push(if cmp.head.mean + SCORE_EPSILON >= threshold {
-        CheckOutcome::pass(
-            "threshold",
-            format!("head mean {:.4} ≥ threshold {threshold:.4}", cmp.head.mean),
-        )
-    } else {
-        CheckOutcome::fail(
-            "threshold",
-            vec![format!(
-                "head mean {:.4} is below the threshold {threshold:.4}",
-                cmp.head.mean
-            )],
-        )
-    });
+    checks.push(threshold::threshold_check(
+        config.eval_threshold,
+        &cmp,
+        &measured.below_floors,
+    ));
     let summary = format!(
         "head mean {:.4} (spread {:.4}) vs base mean {:.4} (spread {:.4}) over {} interleaved run(s) each: margin {:+.4}, noise {:.4}{}",
         cmp.head.mean,
@@ -531,6 +531,12 @@ pub fn run_experiment_precheck(
         &changed,
     );
     let mut direction = direction;
+    direction.details.extend(
+        measured
+            .tolerated
+            .iter()
+            .map(|t| format!("dimension threshold: {t}")),
+    );
     if !cmp.improved
         && let Some(warning) = measured.head_report.saturation()
     {

@@ -5,6 +5,7 @@
 //! interleaved (base, head, base, head, …). Nothing is read from or written to the
 //! project's store here: the caller records the comparison once both sides finished.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -14,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::PrecheckError;
 use crate::eval::{self, EvalReport, EvalSettings, Measurement};
 use crate::guards::Patterns;
+use crate::project::config::Threshold;
 use crate::worktrees::scratch::write_commit_with;
 use crate::worktrees::setup::{self, Checkout, SideError, StartKind};
 
@@ -333,6 +335,10 @@ pub struct Measured {
     /// Dimensions whose head mean fell below the base mean by more than their spread:
     /// `name: base → head`.
     pub regressed: Vec<String>,
+    /// Dimensions below their floor in factory.md's `Dimension thresholds`.
+    pub below_floors: Vec<String>,
+    /// Drops within a declared `base - t`, which the comparison counted as no change.
+    pub tolerated: Vec<String>,
     /// The commands the head's hygiene checks ran and whether each exited 0: a guard
     /// command that is one of them reuses it.
     pub head_commands: Vec<(String, bool)>,
@@ -409,12 +415,17 @@ pub fn measure_sides(
             .map(|m| m.score(reference.as_ref(), settings))
             .collect()
     };
+    let floors = &settings.dimension_thresholds;
     let totals = |rs: &[EvalReport]| rs.iter().map(|r| r.composite.total).collect();
+    // A drop factory.md tolerates (`coverage: base - 0.01`) is no regression of the
+    // composite either: the head's totals count that dimension at the base's mean.
+    let head_totals =
+        |b: &[EvalReport], h: &[EvalReport]| forgiving_totals(h, &tolerated_drops(b, h, floors));
     let (mut base_reports, mut head_reports) = (score(&runs[0]), score(&runs[1]));
     let mut comparison = Comparison::new(
         planned,
         SideStats::new(&base.commit, totals(&base_reports)),
-        SideStats::new(&head.commit, totals(&head_reports)),
+        SideStats::new(&head.commit, head_totals(&base_reports, &head_reports)),
     );
     let cap = max_runs(k);
     if comparison.needs_more_runs() && cap > k {
@@ -434,10 +445,20 @@ pub fn measure_sides(
             planned,
             why,
             SideStats::new(&base.commit, totals(&base_reports)),
-            SideStats::new(&head.commit, totals(&head_reports)),
+            SideStats::new(&head.commit, head_totals(&base_reports, &head_reports)),
         );
     }
-    let regressed = regressed_dimensions(&base_reports, &head_reports);
+    let tolerated = tolerated_drops(&base_reports, &head_reports, floors)
+        .into_iter()
+        .map(|d| {
+            format!(
+                "{}: {:.4} → {:.4}, within `{}` (counted as no change)",
+                d.name, d.base_mean, d.head_mean, d.floor
+            )
+        })
+        .collect();
+    let regressed = regressed_dimensions(&base_reports, &head_reports, floors);
+    let below_floors = dimensions_below_floors(&base_reports, &head_reports, floors);
     let head_commands = runs[1]
         .first()
         .map(|m| m.command_results().to_vec())
@@ -453,30 +474,37 @@ pub fn measure_sides(
         comparison,
         head_report,
         regressed,
+        below_floors,
+        tolerated,
         head_commands,
     })
 }
 
+/// One dimension's mean and spread (max − min) over a side's runs; `None` when no run
+/// measured it.
+fn dimension_stats(reports: &[EvalReport], name: &str) -> Option<(f64, f64)> {
+    let v: Vec<f64> = reports
+        .iter()
+        .filter_map(|r| r.composite.results.iter().find(|d| d.name == name))
+        .map(|d| d.score)
+        .collect();
+    if v.is_empty() {
+        return None;
+    }
+    let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+    Some((v.iter().sum::<f64>() / v.len() as f64, max - min))
+}
+
 /// Dimensions (by name) whose mean score over the head's runs is below the base's by
 /// more than the larger of the two spreads: what a "nothing regressed" verdict must
-/// rule out, dimension by dimension rather than on the composite alone.
-pub fn regressed_dimensions(base: &[EvalReport], head: &[EvalReport]) -> Vec<String> {
-    let scores = |reports: &[EvalReport], name: &str| -> Vec<f64> {
-        reports
-            .iter()
-            .filter_map(|r| r.composite.results.iter().find(|d| d.name == name))
-            .map(|d| d.score)
-            .collect()
-    };
-    let stats = |v: &[f64]| {
-        let n = v.len().max(1) as f64;
-        let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let min = v.iter().copied().fold(f64::INFINITY, f64::min);
-        (
-            v.iter().sum::<f64>() / n,
-            if v.is_empty() { 0.0 } else { max - min },
-        )
-    };
+/// rule out, dimension by dimension rather than on the composite alone. A dimension
+/// with a declared threshold is judged by it instead ([`dimensions_below_floors`]).
+pub fn regressed_dimensions(
+    base: &[EvalReport],
+    head: &[EvalReport],
+    floors: &BTreeMap<String, Threshold>,
+) -> Vec<String> {
     let Some(first) = base.first() else {
         return Vec::new();
     };
@@ -484,13 +512,101 @@ pub fn regressed_dimensions(base: &[EvalReport], head: &[EvalReport]) -> Vec<Str
         .composite
         .results
         .iter()
+        .filter(|d| !floors.contains_key(&d.name))
         .filter_map(|d| {
-            let (b, h) = (scores(base, &d.name), scores(head, &d.name));
-            if h.is_empty() {
+            let (bm, bs) = dimension_stats(base, &d.name)?;
+            let Some((hm, hs)) = dimension_stats(head, &d.name) else {
                 return Some(format!("{}: measured at base, missing at head", d.name));
-            }
-            let ((bm, bs), (hm, hs)) = (stats(&b), stats(&h));
+            };
             (hm < bm - bs.max(hs) - EPSILON).then(|| format!("{}: {bm:.4} → {hm:.4}", d.name))
+        })
+        .collect()
+}
+
+/// A dimension whose head mean is below the base's, but within its declared
+/// `base - t`.
+struct ToleratedDrop {
+    name: String,
+    floor: Threshold,
+    base_mean: f64,
+    head_mean: f64,
+}
+
+fn tolerated_drops(
+    base: &[EvalReport],
+    head: &[EvalReport],
+    floors: &BTreeMap<String, Threshold>,
+) -> Vec<ToleratedDrop> {
+    floors
+        .iter()
+        .filter_map(|(name, floor)| {
+            let Threshold::Base { tolerance } = *floor else {
+                return None;
+            };
+            let ((bm, _), (hm, _)) = (dimension_stats(base, name)?, dimension_stats(head, name)?);
+            (hm < bm && hm + tolerance + EPSILON >= bm).then(|| ToleratedDrop {
+                name: name.clone(),
+                floor: *floor,
+                base_mean: bm,
+                head_mean: hm,
+            })
+        })
+        .collect()
+}
+
+/// Each report's composite with every tolerated dimension raised to the base's mean
+/// (weights as the composite normalised them).
+fn forgiving_totals(reports: &[EvalReport], drops: &[ToleratedDrop]) -> Vec<f64> {
+    reports
+        .iter()
+        .map(|r| {
+            let lift: f64 = drops
+                .iter()
+                .filter_map(|d| {
+                    r.composite
+                        .results
+                        .iter()
+                        .find(|x| x.name == d.name)
+                        .map(|x| (d, x))
+                })
+                .map(|(d, x)| x.weight * (d.base_mean - x.score).max(0.0))
+                .sum();
+            r.composite.total + lift
+        })
+        .collect()
+}
+
+/// Each dimension of factory.md's `Dimension thresholds` the head's mean falls below:
+/// a fixed floor as written; `base - t` as the base's mean less `t` and the larger
+/// spread. A declared dimension neither side measured is reported (a misspelt name
+/// must not pass silently).
+pub fn dimensions_below_floors(
+    base: &[EvalReport],
+    head: &[EvalReport],
+    floors: &BTreeMap<String, Threshold>,
+) -> Vec<String> {
+    floors
+        .iter()
+        .filter_map(|(name, floor)| {
+            let (b, h) = (dimension_stats(base, name), dimension_stats(head, name));
+            let Some((hm, hs)) = h else {
+                return Some(match (b, head.last()) {
+                    (Some(_), _) => format!("{name}: measured at base, missing at head"),
+                    (None, Some(r)) => crate::eval::not_measured(name, &r.composite.results),
+                    (None, None) => format!("{name}: not measured"),
+                });
+            };
+            let (min, what) = match *floor {
+                Threshold::Score(min) => (min, format!("its threshold {min:.4}")),
+                Threshold::Base { tolerance } => {
+                    let (bm, bs) = b?;
+                    (
+                        bm - tolerance - bs.max(hs),
+                        format!("the base's {bm:.4} less `{floor}` and the noise"),
+                    )
+                }
+            };
+            (hm + EPSILON < min).then(|| format!("{name}: {hm:.4} is below {what} ({min:.4})"))
         })
         .collect()
 }
@@ -498,6 +614,70 @@ pub fn regressed_dimensions(base: &[EvalReport], head: &[EvalReport]) -> Vec<Str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One run's report: `(dimension, score)` pairs.
+    fn run(dims: &[(&str, f64)]) -> EvalReport {
+        use crate::eval::{EvalResult, Tier, compute_composite};
+        let results = dims
+            .iter()
+            .map(|(n, s)| EvalResult::new(n, Tier::Hygiene, *s, 1.0, true, ""))
+            .collect();
+        EvalReport {
+            project: PathBuf::from("."),
+            language: "go".into(),
+            composite: compute_composite(results, Vec::new(), 0.0),
+            skipped: Vec::new(),
+            test_count: None,
+            coverage: None,
+            baseline: None,
+            profile: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_declared_dimension_threshold_replaces_the_noise_rule_for_that_dimension() {
+        // google/uuid 0e97ed3: coverage 0.877 → 0.873 with a green suite.
+        let base = [run(&[("coverage", 0.877), ("tests", 1.0)])];
+        let head = [run(&[("coverage", 0.873), ("tests", 1.0)])];
+        let none = BTreeMap::new();
+        assert_eq!(
+            regressed_dimensions(&base, &head, &none),
+            vec!["coverage: 0.8770 → 0.8730"]
+        );
+        assert!(dimensions_below_floors(&base, &head, &none).is_empty());
+
+        let tolerant = BTreeMap::from([("coverage".into(), Threshold::Base { tolerance: 0.01 })]);
+        assert!(regressed_dimensions(&base, &head, &tolerant).is_empty());
+        assert!(dimensions_below_floors(&base, &head, &tolerant).is_empty());
+
+        let strict = BTreeMap::from([("coverage".into(), Threshold::Base { tolerance: 0.0 })]);
+        let below = dimensions_below_floors(&base, &head, &strict);
+        assert_eq!(below.len(), 1);
+        assert!(
+            below[0].starts_with("coverage: 0.8730 is below the base's 0.8770"),
+            "{below:?}"
+        );
+
+        let fixed = BTreeMap::from([("tests".into(), Threshold::Score(1.0))]);
+        assert!(dimensions_below_floors(&base, &head, &fixed).is_empty());
+        let failing = [run(&[("coverage", 0.873), ("tests", 0.9)])];
+        assert_eq!(dimensions_below_floors(&base, &failing, &fixed).len(), 1);
+    }
+
+    #[test]
+    fn a_misspelt_dimension_threshold_is_reported_not_ignored() {
+        let floors = BTreeMap::from([("covrage".into(), Threshold::Score(0.5))]);
+        let below = dimensions_below_floors(
+            &[run(&[("coverage", 0.9)])],
+            &[run(&[("coverage", 0.9)])],
+            &floors,
+        );
+        assert_eq!(below.len(), 1);
+        assert!(
+            below[0].contains("not measured (measured: coverage)"),
+            "{below:?}"
+        );
+    }
 
     #[test]
     fn orphaned_scratch_checkouts_are_swept_and_live_or_foreign_ones_kept() {

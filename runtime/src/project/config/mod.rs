@@ -14,6 +14,7 @@ mod markdown;
 pub mod model;
 mod parallel;
 mod parse;
+mod threshold;
 
 pub use init::{InitReport, add_to_gitignore, init_project};
 pub use markdown::snake_case;

@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::threshold::Threshold;
+
 /// Default for [`FactoryConfig::test_timeout`], in seconds.
 pub const DEFAULT_TEST_TIMEOUT: u64 = 600;
 
@@ -26,8 +28,9 @@ pub struct FactoryConfig {
     pub guards: Vec<String>,
     /// The command that prints the project's eval score.
     pub eval_command: String,
-    /// Minimum composite score (compared directly with the normalized total).
-    pub eval_threshold: f64,
+    /// How low the composite may be: a fixed score (compared with the normalized
+    /// total), or relative to the base commit (`base`, `base - 0.02`).
+    pub eval_threshold: Threshold,
     /// Rules the agents must respect, in prose.
     pub constraints: Vec<String>,
     /// Backlog-first hypothesis quotas.
@@ -42,6 +45,10 @@ pub struct FactoryConfig {
     /// User-defined eval dimensions.
     #[serde(default)]
     pub project_eval: Vec<ProjectEvalDimension>,
+    /// Floors on single dimensions, by name (`coverage: base - 0.01`, `tests: 1.0`).
+    /// Without one a dimension may not regress beyond its noise when nothing improved.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub dimension_thresholds: BTreeMap<String, Threshold>,
     /// Split of the composite score between tiers.
     #[serde(default)]
     pub eval_weights: EvalWeights,
@@ -482,9 +489,6 @@ impl FactoryConfig {
         }
         if self.eval_command.trim().is_empty() {
             problems.push("`eval_command` is empty".to_owned());
-        }
-        if !self.eval_threshold.is_finite() {
-            problems.push("`eval_threshold` must be a finite number".to_owned());
         }
         if self.test_timeout < 1 {
             problems.push("`test_timeout` must be at least 1".to_owned());

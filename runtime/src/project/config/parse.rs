@@ -17,7 +17,8 @@ use super::model::*;
 enum Kind {
     Text,
     List,
-    Number,
+    /// A score or a floor relative to the base (`base - 0.02`).
+    Threshold,
     Bool,
     TestTimeout,
     /// A whole number of eval runs, 1..=20.
@@ -74,6 +75,14 @@ pub const SECTION_MAP: &[(&str, &[&str])] = &[
             "project_evals",
             "project_eval_dimensions",
             "custom_evals",
+        ],
+    ),
+    (
+        "dimension_thresholds",
+        &[
+            "dimension_thresholds",
+            "per_dimension_thresholds",
+            "thresholds_per_dimension",
         ],
     ),
     ("eval_weights", &["eval_weights", "weights"]),
@@ -134,15 +143,22 @@ pub const REQUIRED: [&str; 6] = [
 fn kind_of(field: &str) -> Kind {
     match field {
         "goal" | "eval_command" | "target_branch" | "smoke_test" | "runner" => Kind::Text,
-        "eval_threshold" => Kind::Number,
+        "eval_threshold" => Kind::Threshold,
         "clean_pr" => Kind::Bool,
         "test_timeout" => Kind::TestTimeout,
         "eval_runs" => Kind::Runs,
         "project_eval" | "hard_constraints" => Kind::Blocks,
-        "hypothesis_budget" | "eval_weights" | "research_target" | "inner_loop" | "outer_loop"
-        | "cost_budget" | "hygiene_weights" | "growth_weights" | "adversarial" | "parallel" => {
-            Kind::Object
-        }
+        "hypothesis_budget"
+        | "eval_weights"
+        | "research_target"
+        | "inner_loop"
+        | "outer_loop"
+        | "cost_budget"
+        | "hygiene_weights"
+        | "growth_weights"
+        | "adversarial"
+        | "parallel"
+        | "dimension_thresholds" => Kind::Object,
         _ => Kind::List,
     }
 }
@@ -278,14 +294,14 @@ fn section_value(field: &str, s: &Section) -> Result<Value, MdProblem> {
                 .map(|i| Value::String(i.text))
                 .collect(),
         ),
-        Kind::Number => {
+        // A number stays one (its range is checked with the field's type, below);
+        // `base - 0.02` stays its text.
+        Kind::Threshold => {
             let t = s.text();
-            let n: f64 = t
-                .parse()
-                .map_err(|_| at(format!("`{t}` is not a number (write e.g. `0.7`)")))?;
-            serde_json::Number::from_f64(n)
-                .map(Value::Number)
-                .ok_or_else(|| at(format!("`{t}` is not a finite number")))?
+            match t.parse::<f64>().ok().and_then(serde_json::Number::from_f64) {
+                Some(n) => Value::Number(n),
+                None => Value::String(Threshold::parse(&t).map_err(at)?.to_string()),
+            }
         }
         Kind::Bool => {
             let t = s.text().to_lowercase();
@@ -398,7 +414,8 @@ fn key_values(text: &str, field: &str) -> Map<String, Value> {
             key
         };
         let leaf = key.rsplit('.').next().unwrap_or(&key).to_owned();
-        let value = if STRING_KEYS.contains(&leaf.as_str()) {
+        // Dimension thresholds are keyed by dimension names (`eval_command: 0.5`).
+        let value = if STRING_KEYS.contains(&leaf.as_str()) && field != "dimension_thresholds" {
             Value::String(super::markdown::unquote(&raw))
         } else {
             infer(&raw)
@@ -477,12 +494,7 @@ fn check<T: DeserializeOwned>(value: &Value) -> Result<(), String> {
 /// reach, a scope that makes every change a violation.
 fn check_sense(field: &str, value: &Value) -> Result<(), String> {
     match field {
-        "eval_threshold" => match value.as_f64() {
-            Some(t) if !(0.0..=1.0).contains(&t) => Err(format!(
-                "{t} is outside 0..1: the composite score is between 0 and 1 (e.g. 0.7)"
-            )),
-            _ => Ok(()),
-        },
+        "eval_threshold" => check::<Threshold>(value),
         "setup" => match value.as_array().and_then(|items| {
             items
                 .iter()
@@ -530,6 +542,7 @@ fn check_field(field: &str, value: &Value) -> Result<(), String> {
         "cost_budget" => check::<CostBudgetConfig>(value),
         "hard_constraints" => check::<Vec<HardConstraint>>(value),
         "hygiene_weights" | "growth_weights" => check::<TierWeights>(value),
+        "dimension_thresholds" => check::<std::collections::BTreeMap<String, Threshold>>(value),
         "adversarial" => check::<AdversarialConfig>(value),
         "parallel" => check::<ParallelConfig>(value),
         "models" => check_models(value),

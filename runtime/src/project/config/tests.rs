@@ -154,6 +154,36 @@ fn bad_test_timeout_falls_back_to_600() {
 }
 
 #[test]
+fn thresholds_may_follow_the_base_and_be_set_per_dimension() {
+    let text = FULL.replace("## Threshold\n0.7", "## Threshold\nbase - 0.02")
+        + "\n## Dimension thresholds\n- coverage: base - 0.01\n- tests: 1.0\n- lint: base\n";
+    let c = parse(&text).unwrap();
+    assert_eq!(c.eval_threshold, Threshold::Base { tolerance: 0.02 });
+    assert_eq!(
+        c.dimension_thresholds.into_iter().collect::<Vec<_>>(),
+        vec![
+            ("coverage".to_string(), Threshold::Base { tolerance: 0.01 }),
+            ("lint".to_string(), Threshold::Base { tolerance: 0.0 }),
+            ("tests".to_string(), Threshold::Score(1.0)),
+        ]
+    );
+    // config.json keeps what factory.md said, and reads back to the same.
+    let c = parse(&text).unwrap();
+    let json = serde_json::to_value(&c).unwrap();
+    assert_eq!(json["eval_threshold"], "base - 0.02");
+    assert_eq!(json["dimension_thresholds"]["tests"], 1.0);
+    let back: FactoryConfig = serde_json::from_value(json).unwrap();
+    assert_eq!(back, c);
+
+    let bad = FULL.to_string() + "\n## Dimension thresholds\n- coverage: most\n";
+    let err = parse(&bad).unwrap_err().to_string();
+    assert!(
+        err.contains("Dimension thresholds") && err.contains("`most` is not a threshold"),
+        "{err}"
+    );
+}
+
+#[test]
 fn errors_name_the_section_line_and_fix() {
     let text = FULL.replace("## Threshold\n0.7", "## Threshold\nhigh");
     let err = parse(&text).unwrap_err();
@@ -163,7 +193,9 @@ fn errors_name_the_section_line_and_fix() {
     let expected_line = text.lines().position(|l| l == "high").unwrap() + 1;
     assert_eq!(*line, Some(expected_line));
     assert!(
-        problem.contains("Threshold") && problem.contains("not a number"),
+        problem.contains("Threshold")
+            && problem.contains("`high` is not a threshold")
+            && problem.contains("`base`"),
         "{problem}"
     );
     let help = miette::Diagnostic::help(&err).unwrap().to_string();
