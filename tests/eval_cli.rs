@@ -235,6 +235,62 @@ fn discover_writes_an_unreviewed_profile_and_approve_flips_it() {
     assert_eq!(profile["human_reviewed"], true);
 }
 
+#[test]
+fn discover_tries_the_profile_at_head_and_drops_what_cannot_pass() {
+    let dir = rust_project();
+    let proj = dir.path().join("proj");
+    // Committed unformatted: `cargo fmt --check` fails at HEAD, as an old formatter
+    // would on every base.
+    fs::write(proj.join("src/lib.rs"), "pub fn  spaced( )->u8{1}\n").unwrap();
+    fs::write(proj.join(".gitignore"), "target\n.factory/\n").unwrap();
+    git(&proj, &["add", "-A"]);
+    git(&proj, &["commit", "-qm", "init"]);
+    let out = factory(&proj, &["discover"]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    let text = stdout(&out);
+    let format = text
+        .lines()
+        .find(|l| l.starts_with("  FAIL  format: "))
+        .unwrap_or_else(|| panic!("{text}"));
+    // The first line that says what went wrong, not the output's last lines.
+    assert!(
+        format.contains("cargo fmt") && format.contains("Diff in"),
+        "{format}"
+    );
+    assert!(text.contains("  ok    build"), "{text}");
+    assert!(text.contains("`factory discover --drop format`"), "{text}");
+    // Nothing was written into the project by the trial.
+    assert!(
+        !proj.join("target").exists(),
+        "the trial built in its own checkout"
+    );
+
+    let out = factory(
+        &proj,
+        &["discover", "--no-trial", "--drop", "format", "--json"],
+    );
+    assert!(out.status.success(), "{}", stdout(&out));
+    let profile = json(&out);
+    assert!(profile.get("trial").is_none(), "{profile}");
+    let dims = profile["dimensions"].as_array().unwrap();
+    assert!(!dims.iter().any(|d| d["name"] == "format"), "{profile}");
+    assert!(
+        profile["unavailable"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|u| u["name"] == "format"),
+        "{profile}"
+    );
+    let out = factory(&proj, &["discover", "--no-trial", "--drop", "formatt"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no such dimension"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")
         .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])

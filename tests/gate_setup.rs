@@ -144,7 +144,7 @@ impl Project {
             .filter_map(|e| e.ok())
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .filter(|n| {
-                ["factory-gate-", "factory-tests-", "factory-doctor-"]
+                ["factory-gate-", "factory-tests-", "factory-pristine-"]
                     .iter()
                     .any(|prefix| n.starts_with(prefix))
             })

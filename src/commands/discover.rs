@@ -40,6 +40,14 @@ pub struct Args {
     /// Print the profile as JSON.
     #[arg(long)]
     json: bool,
+    /// Do not try the profile at HEAD (by default it is measured once in a clean,
+    /// set-up checkout, and each dimension that fails there is shown).
+    #[arg(long)]
+    no_trial: bool,
+    /// Remove a dimension from the profile (repeatable): one that cannot pass on this
+    /// machine, as the trial at HEAD shows. The profile then awaits review again.
+    #[arg(long, value_name = "NAME")]
+    drop: Vec<String>,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -78,11 +86,35 @@ pub fn run(args: Args) -> ExitCode {
             }
         })
     };
-    let profile = match result {
+    let mut profile = match result {
         Ok(p) => p,
         Err(err) => return report(err, USAGE),
     };
     let setup = setup_proposal(&args.path);
+    let dropped: Vec<(String, String)> = args
+        .drop
+        .iter()
+        .map(|n| {
+            (
+                n.clone(),
+                "dropped at set-up (`factory discover --drop`)".to_string(),
+            )
+        })
+        .collect();
+    if let Err(code) = drop_and_save(&args.path, &mut profile, &dropped) {
+        return code;
+    }
+    let trial = if args.approve || args.no_trial {
+        None
+    } else {
+        let proposed: Vec<String> = setup.iter().flatten().map(|s| s.command.clone()).collect();
+        if !args.json {
+            eprintln!("trying the profile once in a clean checkout of HEAD …");
+        }
+        Some(discovery::trial::try_at_head(
+            &args.path, &profile, &proposed,
+        ))
+    };
     if args.json {
         let mut value = match serde_json::to_value(&profile) {
             Ok(v) => v,
@@ -94,6 +126,15 @@ pub fn run(args: Args) -> ExitCode {
                 serde_json::to_value(steps).unwrap_or_default(),
             );
         }
+        if let (Some(trial), Some(map)) = (&trial, value.as_object_mut()) {
+            map.insert(
+                "trial".into(),
+                match trial {
+                    Ok(t) => serde_json::to_value(t).unwrap_or_default(),
+                    Err(e) => serde_json::json!({ "error": e }),
+                },
+            );
+        }
         match serde_json::to_string_pretty(&value) {
             Ok(j) => println!("{j}"),
             Err(e) => return report(miette::miette!("cannot encode the profile: {e}"), USAGE),
@@ -103,8 +144,113 @@ pub fn run(args: Args) -> ExitCode {
         if let Some(steps) = &setup {
             print_setup(steps);
         }
+        match &trial {
+            Some(Ok(t)) => {
+                print_trial(t);
+                let drop = ask_which_to_drop(t);
+                if !drop.is_empty() {
+                    if let Err(code) = drop_and_save(&args.path, &mut profile, &drop) {
+                        return code;
+                    }
+                    println!(
+                        "dropped {}; the profile awaits review again",
+                        drop.iter()
+                            .map(|(n, _)| n.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
+                }
+            }
+            Some(Err(e)) => println!("trial at HEAD: could not run: {e}"),
+            None => {}
+        }
     }
     ExitCode::from(OK)
+}
+
+/// Removes `drop` from the profile in force and writes it (back into review).
+fn drop_and_save(
+    path: &std::path::Path,
+    profile: &mut EvalProfile,
+    drop: &[(String, String)],
+) -> Result<(), ExitCode> {
+    if drop.is_empty() {
+        return Ok(());
+    }
+    if let Err(unknown) = discovery::trial::drop_dimensions(profile, drop) {
+        let known: Vec<&str> = profile.dimensions.iter().map(|d| d.name.as_str()).collect();
+        return Err(report(
+            miette::miette!(
+                help = format!("the profile's dimensions are: {}", known.join(", ")),
+                "--drop {}: no such dimension in the profile",
+                unknown.join(", ")
+            ),
+            USAGE,
+        ));
+    }
+    profile.human_reviewed = false;
+    discovery::write_profile(path, profile)
+        .map(|_| ())
+        .map_err(|e| report(e, USAGE))
+}
+
+fn print_trial(t: &discovery::trial::Trial) {
+    let setup = if t.setup.is_empty() {
+        "no `## Setup`".to_string()
+    } else {
+        format!("`## Setup` ran ({})", t.setup.join("; "))
+    };
+    println!(
+        "trial at HEAD {} (a clean checkout, {setup}):",
+        &t.commit[..10]
+    );
+    for d in &t.dimensions {
+        if d.passed {
+            println!("  ok    {}", d.name);
+        } else {
+            println!("  FAIL  {}: {}", d.name, d.details);
+        }
+    }
+    if let Some(w) = &t.saturation {
+        println!("warning: {w}");
+    }
+}
+
+/// For each dimension failing at HEAD, asks on a terminal whether to keep it; off a
+/// terminal, says how to drop one. A dimension that fails at HEAD fails at every base:
+/// it moves no verdict, and hides what it was meant to measure.
+fn ask_which_to_drop(t: &discovery::trial::Trial) -> Vec<(String, String)> {
+    use std::io::{BufRead, IsTerminal, Write};
+    let failing: Vec<_> = t.failing().collect();
+    if failing.is_empty() {
+        return Vec::new();
+    }
+    if !std::io::stdin().is_terminal() {
+        println!(
+            "{} dimension(s) fail at HEAD; if one cannot pass on this machine, drop it: `factory discover --drop {}`",
+            failing.len(),
+            failing[0].name
+        );
+        return Vec::new();
+    }
+    let mut drop = Vec::new();
+    let mut lines = std::io::stdin().lock().lines();
+    for d in failing {
+        print!("keep `{}`, which fails at HEAD? [Y/n] ", d.name);
+        let _ = std::io::stdout().flush();
+        let answer = lines.next().and_then(Result::ok).unwrap_or_default();
+        if answer.trim().eq_ignore_ascii_case("n") || answer.trim().eq_ignore_ascii_case("no") {
+            drop.push((
+                d.name.clone(),
+                format!(
+                    "failed at HEAD {} and was dropped at set-up: {}",
+                    &t.commit[..10],
+                    d.details
+                ),
+            ));
+        }
+    }
+    drop
 }
 
 /// The `## Setup` this project needs, when factory.md declares none.

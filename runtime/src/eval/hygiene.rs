@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::parse::{self, TestCounts};
 use super::score::{EvalResult, Tier};
 use crate::eval::discovery::introspect::{Check, CheckKind, OutputParser, ProjectProfile};
-use crate::sys::process::{Output, run_shell};
+use crate::sys::process::{Output, run_shell, useful_lines};
 use crate::worktrees::setup::{StartCause, StartFailure, cannot_start};
 
 /// Default raw weights within the hygiene tier (normalised later; overridable per name).
@@ -285,7 +285,7 @@ fn score_output(
                     name,
                     Tier::Hygiene,
                     weight,
-                    format!("`{command}` failed ({code}): {}", out.tail(5)),
+                    format!("`{command}` failed ({code}): {}", useful_lines(out, 3)),
                 )
             }
         }
@@ -317,7 +317,7 @@ fn score_output(
                     name,
                     Tier::Hygiene,
                     weight,
-                    format!("`{command}` failed ({code}): {}", out.tail(5)),
+                    format!("`{command}` failed ({code}): {}", useful_lines(out, 3)),
                 )
             }
         }
@@ -332,7 +332,7 @@ fn score_output(
                     if !out.success() && c.failed == 0 {
                         details.push_str(&format!(
                             " but `{command}` exited with {code}: {}",
-                            out.tail(3)
+                            useful_lines(out, 3)
                         ));
                     }
                     EvalResult::new(
@@ -371,7 +371,7 @@ fn score_output(
                         name,
                         Tier::Hygiene,
                         weight,
-                        format!("`{command}` failed ({code}): {}", out.tail(5)),
+                        format!("`{command}` failed ({code}): {}", useful_lines(out, 3)),
                     )
                 }
             }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::score::{EvalResult, Tier};
-use crate::sys::process::{run_program, run_shell};
+use crate::sys::process::{run_program, run_shell, useful_lines};
 
 pub use crate::project::config::{
     EvalParse as ParseMode, ProjectEvalDimension as ProjectDimension,
@@ -42,13 +42,13 @@ pub fn run_dimension(root: &Path, dim: &ProjectDimension) -> EvalResult {
             "`{}` failed ({}): {}",
             dim.command,
             out.exit_text(),
-            out.tail(3)
+            useful_lines(&out, 3)
         )),
         ParseMode::Json if !out.success() => fail(format!(
             "`{}` crashed (exit {:?}): {}",
             dim.command,
             out.code,
-            out.tail(3)
+            useful_lines(&out, 3)
         )),
         ParseMode::Json => match parse_score_json(&out.stdout) {
             Ok((score, passed, details)) => {

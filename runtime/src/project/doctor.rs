@@ -60,55 +60,18 @@ pub fn diagnose(project: &Path) -> Vec<Finding> {
 fn pristine_checkout(project: &Path) -> Finding {
     use crate::worktrees::setup::{self, Checkout, SideError};
     const C: &str = "checkout";
-    let Ok(repo) = git2::Repository::discover(project) else {
-        return Finding::problem(C, "no repository", "see the git check");
+    let head = match super::pristine::write_head(project) {
+        Ok(h) => h,
+        Err(e) => return Finding::problem(C, e.problem, e.fix),
     };
-    let Some(head) = repo.head().ok().and_then(|h| h.peel_to_commit().ok()) else {
-        return Finding::problem(C, "no commit to check out", "see the git check");
-    };
-    let subdir = crate::worktrees::subdir_of(&repo, project);
-    let (commands, timeout) = match config::read_factory_md_at(&repo, head.id(), &subdir) {
-        Ok(cfg) => (
-            cfg.setup,
-            std::time::Duration::from_secs(cfg.test_timeout.max(1)),
-        ),
-        Err(config::ConfigError::NotCommitted { .. }) => (
-            Vec::new(),
-            std::time::Duration::from_secs(config::DEFAULT_TEST_TIMEOUT),
-        ),
-        Err(e) => {
-            return Finding::problem(
-                C,
-                format!("factory.md at HEAD cannot be read: {e}"),
-                "fix factory.md at the line named and commit it",
-            );
-        }
-    };
-    let scratch = match tempfile::Builder::new().prefix("factory-doctor-").tempdir() {
-        Ok(d) => d,
-        Err(e) => {
-            return Finding::problem(
-                C,
-                format!("cannot create a scratch directory: {e}"),
-                "make the system temp directory (TMPDIR) writable",
-            );
-        }
-    };
-    if let Err(e) = crate::worktrees::scratch::write_commit(&repo, head.id(), scratch.path()) {
-        return Finding::problem(
-            C,
-            format!("cannot check out HEAD: {e}"),
-            "see the git check",
-        );
-    }
-    let code = scratch.path().join(&subdir);
     let _isolated = crate::sys::process::IsolatedBuilds::enter();
     let checkout = Checkout {
         side: "HEAD",
-        code: &code,
-        root: scratch.path(),
+        code: &head.code,
+        root: head.dir.path(),
     };
-    let short = &head.id().to_string()[..10];
+    let short = head.short();
+    let commands = head.setup();
     let ran = if commands.is_empty() {
         "no `## Setup`".to_string()
     } else {
@@ -116,8 +79,8 @@ fn pristine_checkout(project: &Path) -> Finding {
     };
     match setup::prepare(
         &checkout,
-        &commands,
-        timeout,
+        commands,
+        head.timeout(),
         &crate::sys::progress::Progress::none(),
     ) {
         Ok(proven) => Finding::ok(

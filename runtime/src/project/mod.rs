@@ -4,5 +4,6 @@
 pub mod config;
 pub mod doctor;
 pub mod layout;
+pub mod pristine;
 pub mod registry;
 pub mod state;

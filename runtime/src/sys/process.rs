@@ -11,8 +11,10 @@ use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::sync::{LazyLock, mpsc};
 use std::time::{Duration, Instant};
+
+use regex::Regex;
 
 /// Output kept per stream; test runners can print megabytes and we only need the summary.
 const MAX_CAPTURE: usize = 1 << 20;
@@ -359,6 +361,59 @@ pub fn which(name: &str) -> Option<PathBuf> {
                 .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
                 .unwrap_or(false)
         })
+}
+
+/// Colour and charset escapes (`ESC[32m`, `ESC(B`) a tool prints even into a pipe.
+static ANSI: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\x1b(\[[0-9;?]*[ -/]*[@-~]|[()][0-9A-Za-z])")
+        .unwrap_or_else(|e| panic!("invalid built-in regex: {e}"))
+});
+
+static USEFUL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)(\berr(or)?\b|err!|\bfatal\b|\bfailed\b|\bcannot\b|can't|could not|not found|no such|no module named|\bdenied\b|\brefused\b|\bunable\b|exception|^diff in |would reformat|would be reformatted)",
+    )
+    .unwrap_or_else(|e| panic!("invalid built-in regex: {e}"))
+});
+
+/// The first lines of a command's output that say what went wrong (an `error`, `ERR!`,
+/// `not found`, `No module named` …), at most `n`, in the order printed; the last `n`
+/// lines when none does. Stderr is read before stdout; terminal colours are removed.
+pub fn useful_lines(out: &Output, n: usize) -> String {
+    let text = ANSI
+        .replace_all(&format!("{}\n{}", out.stderr, out.stdout), "")
+        .into_owned();
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let mut picked: Vec<&str> = Vec::new();
+    for l in &lines {
+        if USEFUL.is_match(l) && !l.starts_with("Traceback (") && !picked.contains(l) {
+            picked.push(l);
+            if picked.len() == n {
+                break;
+            }
+        }
+    }
+    if picked.is_empty() {
+        picked = lines[lines.len().saturating_sub(n)..].to_vec();
+    }
+    if picked.is_empty() {
+        return "(no output)".into();
+    }
+    picked
+        .iter()
+        .map(|l| {
+            if l.chars().count() > 240 {
+                format!("{}…", l.chars().take(240).collect::<String>())
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" | ")
 }
 
 #[cfg(test)]

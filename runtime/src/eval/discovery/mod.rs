@@ -8,6 +8,7 @@ pub mod introspect;
 pub mod profile;
 pub mod setup;
 mod toolchains;
+pub mod trial;
 
 use std::path::{Path, PathBuf};
 

@@ -19,15 +19,12 @@ mod start;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::LazyLock;
 use std::time::Duration;
-
-use regex::Regex;
 
 pub use probe::{Provenance, probe};
 pub use start::{StartCause, StartFailure, StartKind, cannot_start};
 
-use crate::sys::process::{Output, ScopedEnv, run_shell};
+use crate::sys::process::{ScopedEnv, run_shell};
 use crate::sys::progress::Progress;
 
 /// Where a side's own Python environment lives, relative to the project's directory in
@@ -173,50 +170,8 @@ pub fn prepare_checkout(
     prepare(&c, commands, timeout, &Progress::none()).map_err(|e| format!("could not measure: {e}"))
 }
 
-static USEFUL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)(\berr(or)?\b|err!|\bfatal\b|\bfailed\b|\bcannot\b|can't|could not|not found|no such|no module named|\bdenied\b|\brefused\b|\bunable\b|exception)",
-    )
-    .unwrap_or_else(|e| panic!("invalid built-in regex: {e}"))
-});
-
-/// The first lines of a command's output that say what went wrong (an `error`, `ERR!`,
-/// `not found`, `No module named` …), at most `n`, in the order printed; the last `n`
-/// lines when none does. Stderr is read before stdout.
-pub fn useful_lines(out: &Output, n: usize) -> String {
-    let text = format!("{}\n{}", out.stderr, out.stdout);
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    let mut picked: Vec<&str> = Vec::new();
-    for l in &lines {
-        if USEFUL.is_match(l) && !l.starts_with("Traceback (") && !picked.contains(l) {
-            picked.push(l);
-            if picked.len() == n {
-                break;
-            }
-        }
-    }
-    if picked.is_empty() {
-        picked = lines[lines.len().saturating_sub(n)..].to_vec();
-    }
-    if picked.is_empty() {
-        return "(no output)".into();
-    }
-    picked
-        .iter()
-        .map(|l| {
-            if l.chars().count() > 240 {
-                format!("{}…", l.chars().take(240).collect::<String>())
-            } else {
-                l.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" | ")
-}
+// The first lines that say what went wrong: a rule about any command's output.
+pub use crate::sys::process::useful_lines;
 
 #[cfg(test)]
 mod tests;

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::probe::{npm_dependencies, pytest_pythonpath, python_packages};
 use super::*;
-use crate::sys::process::run_shell;
+use crate::sys::process::{Output, run_shell};
 
 fn shell(script: &str) -> Output {
     let dir = tempfile::tempdir().unwrap();
@@ -37,6 +37,11 @@ fn useful_lines_are_the_first_that_say_what_went_wrong() {
         useful_lines(&out, 3),
         "ModuleNotFoundError: No module named foo"
     );
+    // A formatter's verdict, coloured even into a pipe, is read without the colours.
+    let out = shell(
+        "printf '\\033[1mDiff in /p/src/lib.rs:1:\\033(B\\033[m\\n\\033[31m-pub fn  x()\\033[m\\n+pub fn x()\\n'; exit 1",
+    );
+    assert_eq!(useful_lines(&out, 1), "Diff in /p/src/lib.rs:1:");
 }
 
 #[test]
