@@ -601,3 +601,52 @@ fn a_threshold_relative_to_the_base_judges_the_change_not_the_scale() {
     );
     assert!(!failures(&v).contains("threshold"), "{v}");
 }
+
+#[test]
+fn a_deterministic_base_is_measured_once_per_commit_configuration_and_toolchain() {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let dimension = format!(
+        "\n## Project eval\n- name: probe\n  command: echo measured >> {}\n",
+        log.path().display()
+    );
+    let p = project("factory eval", "0.5", &dimension);
+    let id = p.begin("a change");
+    p.build(id, &[("src/level.txt", "0.6\n")]);
+    p.qa_done(id);
+    let runs = || fs::read_to_string(log.path()).unwrap().lines().count();
+    p.precheck(id);
+    assert_eq!(runs(), 2, "the base and the head, once each");
+    let o = p.factory(&["precheck", "--exp", &id.to_string()]);
+    assert!(
+        text(&o.stdout).contains("measured before under the same configuration")
+            || text(&o.stderr).contains("measured before under the same configuration"),
+        "{}{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    assert_eq!(runs(), 3, "the second precheck measured only the head");
+    assert!(
+        fs::read_dir(p.path().join(".factory/cache/base"))
+            .unwrap()
+            .count()
+            == 1
+    );
+
+    // Another configuration at the base is another key: measured again.
+    let md = fs::read_to_string(p.path().join("factory.md")).unwrap();
+    fs::write(
+        p.path().join("factory.md"),
+        md.replace("## Test timeout\n30", "## Test timeout\n31"),
+    )
+    .unwrap();
+    commit_all(&Repository::open(p.path()).unwrap(), "timeout");
+    let id = p.begin("the same change on the new base");
+    p.build(id, &[("src/level.txt", "0.6\n")]);
+    p.qa_done(id);
+    p.precheck(id);
+    assert_eq!(
+        runs(),
+        5,
+        "a new base commit and configuration: both sides measured"
+    );
+}

@@ -33,7 +33,7 @@ pub struct Skipped {
 }
 
 /// What running the hygiene checks produced, including the raw numbers growth needs.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct HygieneRun {
     pub results: Vec<EvalResult>,
     pub skipped: Vec<Skipped>,
@@ -46,6 +46,8 @@ pub struct HygieneRun {
     pub commands: Vec<(String, bool)>,
     /// Checks that could not start (a program or module missing) and a build that
     /// failed: the gate turns these into "could not measure" rather than a score of 0.
+    /// Never cached: a base with one is an error, not a measurement to reuse.
+    #[serde(skip)]
     pub start_failures: Vec<StartFailure>,
 }
 

@@ -254,8 +254,10 @@ pub fn run_eval_at(
 /// What one run of every dimension produced in a checkout, before growth is scored:
 /// growth is relative, so the same measurement can be scored against any reference
 /// (the store's baseline for `factory eval`, the base commit's numbers for precheck).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Measurement {
+    /// Where it was measured (a cached one is re-rooted at the checkout reusing it).
+    #[serde(skip)]
     root: PathBuf,
     language: String,
     hygiene: hygiene::HygieneRun,
@@ -350,6 +352,13 @@ pub fn remeasure_varying(first: &Measurement, settings: &EvalSettings) -> Measur
 }
 
 impl Measurement {
+    /// This measurement as if made at `code`: a cached base measurement reused in a new
+    /// checkout of the same commit, where later runs measure what varies.
+    pub fn rooted_at(mut self, code: &Path) -> Self {
+        self.root = code.to_path_buf();
+        self
+    }
+
     /// The command each hygiene check ran, and whether it succeeded: a guard command
     /// that is the same command reuses this instead of running again.
     pub fn command_results(&self) -> &[(String, bool)] {

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 /// How many tests ran and how many failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TestCounts {
     pub passed: u64,
     pub failed: u64,

@@ -3,6 +3,7 @@
 //! tests kept, clean tree, experiment branch), anti-pattern similarity, hard constraints,
 //! and proof that QA ran. One failing check fails the whole: there is no partial pass.
 
+mod base_cache;
 mod cause;
 mod checks;
 mod commands;
@@ -498,7 +499,16 @@ pub fn run_experiment_precheck(
         command,
         config.eval_runs,
         unproven,
-        [passing(0), passing(1)],
+        sides::Reuse {
+            known_tests: [passing(0), passing(1)],
+            base_cache: Some(&base_cache::BaseCache::new(
+                sides.project,
+                &sides.base.to_string(),
+                &settings,
+                &config.setup,
+                command,
+            )),
+        },
     )?;
     let cmp = measured.comparison.clone();
 

@@ -344,6 +344,15 @@ pub struct Measured {
     pub head_commands: Vec<(String, bool)>,
 }
 
+/// What a side's measurement may take from work already done instead of running it.
+#[derive(Clone, Copy, Default)]
+pub struct Reuse<'a> {
+    /// Each side's test run by the test guard (base, head), when it passed.
+    pub known_tests: [Option<&'a crate::eval::hygiene::KnownTests>; 2],
+    /// Where the base's measurement is kept between experiments.
+    pub base_cache: Option<&'a super::base_cache::BaseCache>,
+}
+
 /// Measures `base` and `head` `k` times each, interleaved; growth on both sides is scored
 /// against the base's first run, so the base's own growth is parity. When k runs leave
 /// an improvement inside the noise ([`Comparison::needs_more_runs`]), more interleaved
@@ -357,12 +366,32 @@ pub fn measure_sides(
     eval_command: Option<&str>,
     k: u32,
     unproven_tests: u64,
-    known_tests: [Option<&crate::eval::hygiene::KnownTests>; 2],
+    reuse: Reuse<'_>,
 ) -> Result<Measured, PrecheckError> {
+    let Reuse {
+        known_tests,
+        base_cache,
+    } = reuse;
     let k = k.max(1);
+    // Nothing that varies: one run per side decides, whatever `Eval runs` says, and
+    // the base's one run can be kept for the next experiment on the same base.
+    let varying = eval::has_varying(base.code(), settings, eval_command.is_some())
+        || eval::has_varying(head.code(), settings, eval_command.is_some());
+    let base_cache = base_cache.filter(|_| !varying);
     let mut runs: [Vec<Measurement>; 2] = [Vec::new(), Vec::new()];
+    if let Some(kept) = base_cache.and_then(|c| c.load(base.code())) {
+        settings.progress.say(&format!(
+            "the base commit {}: measured before under the same configuration, set-up and toolchain (kept in .factory/cache/base)",
+            &base.commit[..base.commit.len().min(10)]
+        ));
+        runs[0].push(kept);
+    }
     let pair = |runs: &mut [Vec<Measurement>; 2]| -> Result<(), PrecheckError> {
         for (i, (side, scratch)) in [("base", base), ("head", head)].into_iter().enumerate() {
+            // A kept base measurement stands for the base's one run.
+            if i == 0 && !varying && !runs[0].is_empty() {
+                continue;
+            }
             settings.progress.say(&format!(
                 "measuring the {side} commit {} (run {})",
                 &scratch.commit[..scratch.commit.len().min(10)],
@@ -395,13 +424,15 @@ pub fn measure_sides(
             if i == 1 && first.is_none() {
                 m.discount_tests(unproven_tests);
             }
+            if i == 0
+                && let Some(cache) = base_cache
+            {
+                cache.save(&m);
+            }
             runs[i].push(m);
         }
         Ok(())
     };
-    // Nothing that varies: one run per side decides, whatever `Eval runs` says.
-    let varying = eval::has_varying(base.code(), settings, eval_command.is_some())
-        || eval::has_varying(head.code(), settings, eval_command.is_some());
     let planned = k;
     let k = if varying { k } else { 1 };
     for _ in 0..k {

@@ -1,0 +1,97 @@
+//! The base side's measurement, kept per (base commit, eval configuration, `## Setup`,
+//! toolchain, factory version): the branches of one parallel run and the experiments of
+//! a campaign that share a base measure it once. Only a base with nothing that varies
+//! is kept — timings are measured again, interleaved with the head's, every time.
+
+use std::path::{Path, PathBuf};
+
+use crate::eval::{EvalSettings, Measurement};
+use crate::events::chain::sha256_hex;
+use crate::sys::process::{run_program, which};
+
+/// Where one base measurement is kept.
+pub struct BaseCache {
+    path: PathBuf,
+}
+
+impl BaseCache {
+    /// The entry for `commit` measured under `settings`, `setup` and `eval_command`, in
+    /// the project store at `store` (`.factory/cache/base/`).
+    pub fn new(
+        store: &Path,
+        commit: &str,
+        settings: &EvalSettings,
+        setup: &[String],
+        eval_command: Option<&str>,
+    ) -> Self {
+        let key = serde_json::json!({
+            "commit": commit,
+            "factory": env!("CARGO_PKG_VERSION"),
+            "profile": settings.profile.as_ref().map(|p| p.content_hash()),
+            "project_dimensions": settings.project_dimensions,
+            "eval_command": eval_command,
+            "test_timeout": settings.test_timeout.as_secs(),
+            "setup": setup,
+            "toolchain": toolchain(),
+        });
+        let name = sha256_hex(key.to_string().as_bytes());
+        Self {
+            path: crate::project::layout::FactoryPaths::new(store)
+                .dir()
+                .join("cache/base")
+                .join(format!("{name}.json")),
+        }
+    }
+
+    /// The kept measurement, re-rooted at `code`; `None` when there is none or it
+    /// cannot be read (then the base is measured, as without a cache).
+    pub fn load(&self, code: &Path) -> Option<Measurement> {
+        let text = std::fs::read_to_string(&self.path).ok()?;
+        serde_json::from_str::<Measurement>(&text)
+            .ok()
+            .map(|m| m.rooted_at(code))
+    }
+
+    /// Keeps `m`. A failure to write costs only the next experiment's base run.
+    pub fn save(&self, m: &Measurement) {
+        let Ok(text) = serde_json::to_string(m) else {
+            return;
+        };
+        if let Some(dir) = self.path.parent()
+            && std::fs::create_dir_all(dir).is_ok()
+            && let Err(e) = crate::sys::files::atomic_write(&self.path, text.as_bytes())
+        {
+            tracing::warn!(path = %self.path.display(), "cannot keep the base measurement: {e}");
+        }
+    }
+}
+
+/// What each toolchain on PATH says of its version: an upgraded compiler, linter or
+/// interpreter measures the base anew.
+fn toolchain() -> Vec<String> {
+    let tools: [(&str, &[&str]); 7] = [
+        ("cargo", &["--version"]),
+        ("rustc", &["--version"]),
+        ("go", &["version"]),
+        ("python3", &["--version"]),
+        ("node", &["--version"]),
+        ("npm", &["--version"]),
+        ("pip", &["--version"]),
+    ];
+    tools
+        .iter()
+        .filter(|(t, _)| which(t).is_some())
+        .map(|(t, args)| {
+            let out = run_program(
+                t,
+                args,
+                &std::env::temp_dir(),
+                std::time::Duration::from_secs(20),
+            );
+            match out {
+                Ok(o) => format!("{t}: {}", o.stdout.trim()),
+                Err(e) => format!("{t}: {e}"),
+            }
+        })
+        .collect()
+}
