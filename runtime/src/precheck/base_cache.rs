@@ -9,9 +9,12 @@ use crate::eval::{EvalSettings, Measurement};
 use crate::events::chain::sha256_hex;
 use crate::sys::process::{run_program, which};
 
-/// Where one base measurement is kept.
+/// Where one base measurement is kept. The key (which asks each toolchain its
+/// version) is computed on first use: a base with something that varies never is.
 pub struct BaseCache {
-    path: PathBuf,
+    store: PathBuf,
+    key: serde_json::Value,
+    path: std::sync::OnceLock<PathBuf>,
 }
 
 impl BaseCache {
@@ -32,21 +35,29 @@ impl BaseCache {
             "eval_command": eval_command,
             "test_timeout": settings.test_timeout.as_secs(),
             "setup": setup,
-            "toolchain": toolchain(),
         });
-        let name = sha256_hex(key.to_string().as_bytes());
         Self {
-            path: crate::project::layout::FactoryPaths::new(store)
+            store: store.to_path_buf(),
+            key,
+            path: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.path.get_or_init(|| {
+            let key = serde_json::json!({ "inputs": self.key, "toolchain": toolchain() });
+            let name = sha256_hex(key.to_string().as_bytes());
+            crate::project::layout::FactoryPaths::new(&self.store)
                 .dir()
                 .join("cache/base")
-                .join(format!("{name}.json")),
-        }
+                .join(format!("{name}.json"))
+        })
     }
 
     /// The kept measurement, re-rooted at `code`; `None` when there is none or it
     /// cannot be read (then the base is measured, as without a cache).
     pub fn load(&self, code: &Path) -> Option<Measurement> {
-        let text = std::fs::read_to_string(&self.path).ok()?;
+        let text = std::fs::read_to_string(self.path()).ok()?;
         serde_json::from_str::<Measurement>(&text)
             .ok()
             .map(|m| m.rooted_at(code))
@@ -57,41 +68,44 @@ impl BaseCache {
         let Ok(text) = serde_json::to_string(m) else {
             return;
         };
-        if let Some(dir) = self.path.parent()
+        let path = self.path();
+        if let Some(dir) = path.parent()
             && std::fs::create_dir_all(dir).is_ok()
-            && let Err(e) = crate::sys::files::atomic_write(&self.path, text.as_bytes())
+            && let Err(e) = crate::sys::files::atomic_write(path, text.as_bytes())
         {
-            tracing::warn!(path = %self.path.display(), "cannot keep the base measurement: {e}");
+            tracing::warn!(path = %path.display(), "cannot keep the base measurement: {e}");
         }
     }
 }
 
-/// What each toolchain on PATH says of its version: an upgraded compiler, linter or
-/// interpreter measures the base anew.
-fn toolchain() -> Vec<String> {
-    let tools: [(&str, &[&str]); 7] = [
-        ("cargo", &["--version"]),
-        ("rustc", &["--version"]),
-        ("go", &["version"]),
-        ("python3", &["--version"]),
-        ("node", &["--version"]),
-        ("npm", &["--version"]),
-        ("pip", &["--version"]),
-    ];
-    tools
-        .iter()
-        .filter(|(t, _)| which(t).is_some())
-        .map(|(t, args)| {
-            let out = run_program(
-                t,
-                args,
-                &std::env::temp_dir(),
-                std::time::Duration::from_secs(20),
-            );
-            match out {
-                Ok(o) => format!("{t}: {}", o.stdout.trim()),
-                Err(e) => format!("{t}: {e}"),
-            }
-        })
-        .collect()
+/// What each toolchain on PATH says of its version: an upgraded compiler or
+/// interpreter measures the base anew. Asked once per process (pip and npm follow
+/// their interpreter's version and take long to ask).
+fn toolchain() -> &'static [String] {
+    static VERSIONS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    VERSIONS.get_or_init(|| {
+        let tools: [(&str, &[&str]); 5] = [
+            ("cargo", &["--version"]),
+            ("rustc", &["--version"]),
+            ("go", &["version"]),
+            ("python3", &["--version"]),
+            ("node", &["--version"]),
+        ];
+        tools
+            .iter()
+            .filter(|(t, _)| which(t).is_some())
+            .map(|(t, args)| {
+                let out = run_program(
+                    t,
+                    args,
+                    &std::env::temp_dir(),
+                    std::time::Duration::from_secs(20),
+                );
+                match out {
+                    Ok(o) => format!("{t}: {}", o.stdout.trim()),
+                    Err(e) => format!("{t}: {e}"),
+                }
+            })
+            .collect()
+    })
 }
