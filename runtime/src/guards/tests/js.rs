@@ -293,7 +293,10 @@ fn framework_in(command: &[String]) -> Option<(JsFramework, Vec<String>, Vec<Str
             // `node --test …`, or node starting a framework's script by path.
             let rest = &command[i + 1..];
             if rest.iter().any(|w| unquote(w) == "--test") {
-                return Some((JsFramework::NodeTest, env, Vec::new(), plain));
+                // The guard runs `node --test` as it discovers tests: `npm test` is the
+                // same suite only when the script names nothing more.
+                let alone = rest.len() == 1;
+                return Some((JsFramework::NodeTest, env, Vec::new(), plain && alone));
             }
             let target = rest.iter().position(|w| !w.starts_with('-'))?;
             let path = unquote(&rest[target]);

@@ -183,6 +183,11 @@ fn the_framework_is_read_from_the_test_script_and_then_the_dependencies() {
     let n = inv(json!({"scripts": {"test": "node --test"}, "devDependencies": {"mocha": "1"}}))
         .unwrap();
     assert_eq!((n.framework, n.plain), (JsFramework::NodeTest, true));
+    let narrowed = inv(json!({"scripts": {"test": "node --test test/unit/"}})).unwrap();
+    assert_eq!(
+        (narrowed.framework, narrowed.plain),
+        (JsFramework::NodeTest, false)
+    );
     let by_path =
         inv(json!({"scripts": {"test": "node ./node_modules/mocha/bin/mocha.js test"}})).unwrap();
     assert_eq!(by_path.framework, JsFramework::Mocha);
