@@ -55,11 +55,31 @@ pub struct HygieneRun {
 /// check uses it instead of running the suite again when its command is that runner's.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KnownTests {
-    /// The runner's name (`cargo test`, `pytest`, `unittest`, `go test`, `node --test`).
+    /// The runner's name (`cargo test`, `pytest`, `unittest`, `go test`, `node --test`,
+    /// `mocha`, `jest`, `vitest`, `ava`, `tape`).
     pub runner: String,
     pub passed: u64,
     pub failed: u64,
     pub timed_out: bool,
+    /// The checkout's package.json `test` script is one plain invocation of this runner,
+    /// so `npm test` runs this same suite.
+    pub npm_test: bool,
+}
+
+/// The JavaScript runners, each started as its own executable.
+const JS_RUNNERS: &[&str] = &["mocha", "jest", "vitest", "ava", "tape"];
+
+/// `npm test`, `npm t`, `npm run test`, with npm's own quiet flags only (arguments after
+/// `--` would change what the script runs).
+fn runs_npm_test(command: &str) -> bool {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let rest = match words.as_slice() {
+        ["npm", "test" | "t" | "tst", rest @ ..] => rest,
+        ["npm", "run" | "run-script", "test", rest @ ..] => rest,
+        _ => return false,
+    };
+    rest.iter()
+        .all(|w| matches!(*w, "--silent" | "-s" | "--quiet" | "-q") || w.starts_with("--loglevel"))
 }
 
 impl KnownTests {
@@ -70,19 +90,30 @@ impl KnownTests {
         if c.contains("&&") || c.contains(';') || c.contains('|') {
             return false;
         }
+        if self.npm_test && runs_npm_test(c) {
+            return true;
+        }
         match self.runner.as_str() {
             "cargo test" => c.starts_with("cargo test"),
             "go test" => c.starts_with("go test"),
             "pytest" => c.starts_with("pytest") || c.contains("-m pytest"),
             "unittest" => c.contains("-m unittest"),
             "node --test" => c.starts_with("node --test"),
+            js if JS_RUNNERS.contains(&js) => {
+                let program = c
+                    .strip_prefix("npx ")
+                    .map(|r| r.trim_start_matches("--no-install ").trim_start())
+                    .unwrap_or(c);
+                let program = program.split_whitespace().next().unwrap_or("");
+                program.rsplit('/').next() == Some(js)
+            }
             _ => false,
         }
     }
 
     /// The plain commands a `Guards` entry may name for this same run.
-    pub fn plain_commands(&self) -> &'static [&'static str] {
-        match self.runner.as_str() {
+    pub fn plain_commands(&self) -> Vec<String> {
+        let fixed: &[&str] = match self.runner.as_str() {
             "cargo test" => &["cargo test"],
             "go test" => &["go test ./..."],
             "pytest" => &["pytest", "python -m pytest", "python3 -m pytest"],
@@ -94,7 +125,16 @@ impl KnownTests {
             ],
             "node --test" => &["node --test"],
             _ => &[],
+        };
+        let mut out: Vec<String> = fixed.iter().map(|c| c.to_string()).collect();
+        if JS_RUNNERS.contains(&self.runner.as_str()) {
+            out.push(self.runner.clone());
+            out.push(format!("npx {}", self.runner));
         }
+        if self.npm_test {
+            out.extend(["npm test".to_string(), "npm test --silent".to_string()]);
+        }
+        out
     }
 
     fn result(&self, command: &str, run: &mut HygieneRun) -> EvalResult {
@@ -378,5 +418,56 @@ fn score_output(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn known(runner: &str, npm_test: bool) -> KnownTests {
+        KnownTests {
+            runner: runner.into(),
+            passed: 3,
+            failed: 0,
+            timed_out: false,
+            npm_test,
+        }
+    }
+
+    #[test]
+    fn a_js_run_serves_its_own_program_and_npm_test_only_when_the_script_is_it() {
+        let mocha = known("mocha", true);
+        for served in [
+            "npm test --silent",
+            "npm test",
+            "npm run test",
+            "npm t -s",
+            "mocha --reporter dot test/",
+            "npx mocha",
+            "./node_modules/.bin/mocha",
+        ] {
+            assert!(mocha.serves(served), "{served}");
+        }
+        for not in [
+            "npm test -- --grep x",
+            "npm run test:unit",
+            "npm test && npm run lint",
+            "jest",
+            "node --test",
+        ] {
+            assert!(!mocha.serves(not), "{not}");
+        }
+        // A `test` script that does more (lint, nyc) is run by the eval itself.
+        assert!(!known("jest", false).serves("npm test --silent"));
+        assert!(known("jest", false).serves("npx --no-install jest --ci"));
+        assert_eq!(
+            mocha.plain_commands(),
+            vec!["mocha", "npx mocha", "npm test", "npm test --silent"]
+        );
+        assert_eq!(
+            known("cargo test", false).plain_commands(),
+            vec!["cargo test"]
+        );
     }
 }

@@ -8,6 +8,8 @@
 
 #[path = "tests/attribution.rs"]
 pub mod attribution;
+#[path = "tests/js.rs"]
+pub mod js;
 #[path = "tests/locate.rs"]
 mod locate;
 #[path = "tests/runners.rs"]
@@ -396,8 +398,9 @@ pub fn check_identity_in(
         .collect();
     let (before, after) = (&base_runs[0], &head_runs[0]);
     if prepared.is_some() {
-        let known = |r: &TestRun| crate::eval::hygiene::KnownTests {
+        let known = |r: &TestRun, dir: &Path| crate::eval::hygiene::KnownTests {
             runner: runner.name().to_string(),
+            npm_test: runners::npm_test_runs(runner, dir),
             passed: r
                 .outcomes
                 .values()
@@ -410,7 +413,7 @@ pub fn check_identity_in(
                 .count() as u64,
             timed_out: r.timed_out,
         };
-        identity.evidence.side_runs = Some([known(before), known(after)]);
+        identity.evidence.side_runs = Some([known(before, &base_dir), known(after, &head_dir)]);
     }
     identity.base_executed = before.executed();
     identity.head_executed = after.executed();

@@ -175,7 +175,24 @@ pub fn confirmed_changes(review: &str) -> Vec<String> {
 fn names_after(re: &Regex, text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for c in re.captures_iter(text) {
-        for name in c[1].split([',', ' ']) {
+        // A name in backticks is taken whole: JavaScript tests are titled in words
+        // (`Behaviour change: `mime.lookup > should return "text/html"``).
+        let mut bare = String::new();
+        let parts: Vec<&str> = c[1].split('`').collect();
+        for (i, part) in parts.iter().enumerate() {
+            // Odd parts sit between two backticks, unless the last one never closed.
+            let quoted = i % 2 == 1 && i + 1 < parts.len();
+            let name = part.trim();
+            if quoted {
+                if !name.is_empty() && !out.iter().any(|n| n == name) {
+                    out.push(name.to_string());
+                }
+            } else {
+                bare.push(' ');
+                bare.push_str(part);
+            }
+        }
+        for name in bare.split([',', ' ']) {
             let name = name
                 .trim()
                 .trim_matches(|ch: char| matches!(ch, '`' | '\'' | '"' | '*'))
@@ -192,7 +209,11 @@ fn names_after(re: &Regex, text: &str) -> Vec<String> {
 impl Declared {
     /// Whether test `id` (leaf name `leaf`) was both declared and confirmed.
     pub fn allows(&self, id: &str, leaf: &str) -> bool {
-        let named = |list: &[String]| list.iter().any(|n| n == id || n == leaf);
+        // A JavaScript id may be named from its describe blocks on, without its file.
+        let named = |list: &[String]| {
+            list.iter()
+                .any(|n| n == id || n == leaf || id.ends_with(&format!(" > {n}")))
+        };
         named(&self.changes) && named(&self.confirmed)
     }
 }
@@ -255,9 +276,16 @@ pub(super) fn attribute(
                     edited.change(),
                     changed_files.join(", ")
                 ),
-                expected: format!(
-                    "the old expectation kept, or the behaviour change declared in the hypothesis (`Behaviour change: {leaf}`) and confirmed by QA by name (`Confirmed behaviour change: {leaf}` in its review)"
-                ),
+                expected: if leaf.contains(' ') {
+                    // A title in words is declared in backticks, to be read whole.
+                    format!(
+                        "the old expectation kept, or the behaviour change declared in the hypothesis (Behaviour change: `{leaf}`) and confirmed by QA by name (Confirmed behaviour change: `{leaf}` in its review)"
+                    )
+                } else {
+                    format!(
+                        "the old expectation kept, or the behaviour change declared in the hypothesis (`Behaviour change: {leaf}`) and confirmed by QA by name (`Confirmed behaviour change: {leaf}` in its review)"
+                    )
+                },
             });
         }
         identity.evidence.edited.push(edited);
@@ -325,6 +353,12 @@ mod tests {
             vec!["tests/a.py::test_y", "test_z"]
         );
         assert!(declared_changes("no behaviour is changed").is_empty());
+        assert_eq!(
+            declared_changes(
+                "Fix mp4. Behaviour change: `mime.extension(type) > should return mp4`, test_y"
+            ),
+            vec!["mime.extension(type) > should return mp4", "test_y"]
+        );
         let review = "## Verdict\nPASS\nConfirmed behaviour change: test_get_missing\n";
         assert_eq!(confirmed_changes(review), vec!["test_get_missing"]);
         let d = Declared {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use git2::{Oid, Repository, Signature};
 
 use super::attribution::Declared;
-use super::runners::{Runner, Tools};
+use super::runners::{JsFramework, Runner, Tools};
 use super::{Identity, check_identity, check_identity_declared};
 
 struct Fixture {
@@ -451,7 +451,7 @@ fn node_rename_passes_and_skip_is_refused() {
         ),
     );
     let id = f.check(&tools);
-    assert_eq!(id.runner, Some(Runner::Node));
+    assert_eq!(id.runner, Some(Runner::Node(JsFramework::NodeTest)));
     assert!(id.findings.is_empty(), "{:#?}", messages(&id));
     assert_eq!((id.base_executed, id.head_executed), (2, 3));
 
@@ -643,4 +643,147 @@ fn a_test_flaky_at_the_base_is_reported_and_not_blamed() {
             .iter()
             .any(|n| n.contains("is flaky") && n.contains("not blamed"))
     );
+}
+
+// ----------------------------------------------------------------- mocha, from npm
+
+/// A mocha project: `## Setup` installs mocha from the registry into each checkout.
+const CALC_JS: &str = "exports.add = (a, b) => a + b;\nexports.sub = (a, b) => a - b;\n";
+const CALC_MOCHA: &str = "const assert = require('assert');\nconst { add, sub } = require('../calc');\n\ndescribe('add', function () {\n  it('adds', function () {\n    assert.strictEqual(add(1, 2), 3);\n  });\n\n  it('keeps zero', function () {\n    assert.strictEqual(add(0, 5), 5);\n  });\n});\n\ndescribe('sub', function () {\n  it('subtracts', function () {\n    assert.strictEqual(sub(5, 3), 2);\n  });\n});\n";
+
+fn mocha_tools() -> Tools {
+    assert!(
+        crate::sys::process::which("npm").is_some(),
+        "this test needs npm (.ci/run installs it)"
+    );
+    Tools {
+        timeout: Duration::from_secs(300),
+        setup: vec!["npm install --no-audit --no-fund --no-package-lock".into()],
+        ..Tools::default()
+    }
+}
+
+fn mocha() -> Fixture {
+    Fixture::new(&[
+        (
+            "package.json",
+            "{\n  \"name\": \"calc\",\n  \"version\": \"1.0.0\",\n  \"scripts\": { \"test\": \"mocha --reporter spec --bail test/\" },\n  \"devDependencies\": { \"mocha\": \"10.8.2\" }\n}\n",
+        ),
+        (".gitignore", "node_modules/\n"),
+        ("calc.js", CALC_JS),
+        ("test/calc.test.js", CALC_MOCHA),
+    ])
+}
+
+#[test]
+fn mocha_tests_by_identity_rename_passes_and_each_cheat_is_named() {
+    let tools = mocha_tools();
+    // Honest: a test renamed with its body kept, and a new one.
+    let f = mocha();
+    f.write(
+        "test/calc.test.js",
+        &CALC_MOCHA.replace("'keeps zero'", "'is identity on zero'").replace(
+            "describe('sub', function () {\n",
+            "describe('sub', function () {\n  it('goes negative', function () {\n    assert.strictEqual(sub(1, 3), -2);\n  });\n\n",
+        ),
+    );
+    let id = f.check(&tools);
+    assert_eq!(id.runner, Some(Runner::Node(JsFramework::Mocha)));
+    assert!(id.findings.is_empty(), "{:#?}", messages(&id));
+    assert_eq!((id.base_executed, id.head_executed), (3, 4));
+    // `--bail` is dropped: a failing test does not hide the ones after it.
+    let f = mocha();
+    f.write(
+        "calc.js",
+        &CALC_JS.replace("a + b", "a + b + (a === 1 ? 1 : 0)"),
+    );
+    let id = f.check(&tools);
+    refused(
+        &id,
+        &[
+            "test/calc.test.js > add > adds",
+            "test/calc.test.js:5",
+            "passed at base and is failed at head",
+        ],
+    );
+    assert_eq!(id.head_executed, 3, "{:#?}", messages(&id));
+
+    // Cheats: sub broken and its expectation edited to match; a skip; a tautology.
+    let f = mocha();
+    f.write("calc.js", &CALC_JS.replace("a - b", "a - b - 1"));
+    f.write(
+        "test/calc.test.js",
+        &CALC_MOCHA
+            .replace("sub(5, 3), 2", "sub(5, 3), 1")
+            .replace("it('keeps zero'", "it.skip('keeps zero'")
+            .replace(
+                "assert.strictEqual(add(1, 2), 3);",
+                "assert.strictEqual(add(1, 2), add(1, 2));",
+            ),
+    );
+    let id = f.check(&tools);
+    refused(
+        &id,
+        &[
+            "test/calc.test.js:15",
+            "test `test/calc.test.js > sub > subtracts`",
+            "edited expectation",
+            "was `assert.strictEqual(sub(5, 3), 2);`; now `assert.strictEqual(sub(5, 3), 1);`",
+        ],
+    );
+    refused(
+        &id,
+        &["test/calc.test.js > add > keeps zero", "skipped at head"],
+    );
+    refused(
+        &id,
+        &["test/calc.test.js:9", "new skip or expected-failure marker"],
+    );
+    refused(
+        &id,
+        &[
+            "test/calc.test.js:6",
+            "test `adds`",
+            "assertion replaced by a tautology",
+        ],
+    );
+}
+
+#[test]
+fn mocha_not_installed_is_could_not_measure_not_zero_tests() {
+    let no_setup = Tools {
+        timeout: Duration::from_secs(60),
+        ..Tools::default()
+    };
+    // Declared but not installed (no `## Setup`): the provenance probe refuses.
+    let f = mocha();
+    f.write("calc.js", &CALC_JS.replace("a - b", "b - a"));
+    let head = f.commit("head");
+    let err = check_identity(&f.repo, f.base, head, &no_setup).unwrap_err();
+    assert!(
+        err.contains("could not measure") && err.contains("`mocha`"),
+        "{err}"
+    );
+    // Run by the test script but not declared (a global mocha assumed): named, and the
+    // runner is not run to report no tests.
+    let f = Fixture::new(&[
+        (
+            "package.json",
+            "{ \"name\": \"calc\", \"version\": \"1.0.0\", \"scripts\": { \"test\": \"mocha test/\" } }\n",
+        ),
+        ("calc.js", CALC_JS),
+        ("test/calc.test.js", CALC_MOCHA),
+    ]);
+    f.write("calc.js", &CALC_JS.replace("a - b", "b - a"));
+    let id = f.check(&no_setup);
+    refused(
+        &id,
+        &[
+            "(tests)",
+            "the project's tests run with mocha (package.json's `test` script `mocha test/`)",
+            "not installed in the checkout's own node_modules",
+            "`## Setup` must install it",
+        ],
+    );
+    assert_eq!(id.runner, None);
 }

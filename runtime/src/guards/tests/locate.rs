@@ -66,14 +66,21 @@ impl<'a> Locator<'a> {
             .or_insert_with(|| source::functions(file, &read(dir, file)))
     }
 
-    fn find(&mut self, name: &str, hint: Option<&str>) -> Option<(String, FnDef)> {
+    /// A definition of `name`, in `hint` first; among same-named ones in a file, the one
+    /// inside the `suites` (JavaScript's describe blocks) when there is one.
+    fn find(
+        &mut self,
+        name: &str,
+        hint: Option<&str>,
+        suites: &[String],
+    ) -> Option<(String, FnDef)> {
         let mut files: Vec<String> = hint
             .filter(|h| self.dir.join(h).is_file())
             .map(str::to_string)
             .into_iter()
             .collect();
         files.extend(self.preferred.iter().cloned());
-        if let Some(found) = self.search(&files, name) {
+        if let Some(found) = self.search(&files, name, suites) {
             return Some(found);
         }
         let extensions = self.extensions;
@@ -86,14 +93,22 @@ impl<'a> Locator<'a> {
                     .collect()
             })
             .clone();
-        self.search(&all, name)
+        self.search(&all, name, suites)
     }
 
-    fn search(&mut self, files: &[String], name: &str) -> Option<(String, FnDef)> {
+    fn search(
+        &mut self,
+        files: &[String],
+        name: &str,
+        suites: &[String],
+    ) -> Option<(String, FnDef)> {
         files.iter().find_map(|f| {
-            self.defs(f)
-                .iter()
-                .find(|d| d.name == name)
+            let defs = self.defs(f);
+            let mut named = defs.iter().filter(|d| d.name == name);
+            let first = named.clone().next();
+            named
+                .find(|d| d.suites == suites)
+                .or(first)
                 .map(|d| (f.clone(), d.clone()))
         })
     }
@@ -112,8 +127,32 @@ pub(super) fn id_file(runner: Runner, id: &str) -> Option<String> {
             let parts: Vec<&str> = id.split('.').collect();
             (parts.len() > 2).then(|| format!("{}.py", parts[..parts.len() - 2].join("/")))
         }
-        Runner::Go | Runner::Node => None,
+        Runner::Node(fw) if fw.ids_name_files() => id
+            .split(" > ")
+            .next()
+            .filter(|f| {
+                runner
+                    .extensions()
+                    .iter()
+                    .any(|e| f.ends_with(&format!(".{e}")))
+            })
+            .map(str::to_string),
+        Runner::Go | Runner::Node(_) => None,
     }
+}
+
+/// The describe blocks a JavaScript test id names around its test (`file > a > b > t`
+/// → `[a, b]`); empty for other runners.
+fn id_suites(runner: Runner, id: &str) -> Vec<String> {
+    let Runner::Node(_) = runner else {
+        return Vec::new();
+    };
+    let mut parts: Vec<&str> = id.split(" > ").collect();
+    parts.pop();
+    if id_file(runner, id).is_some() && !parts.is_empty() {
+        parts.remove(0);
+    }
+    parts.into_iter().map(str::to_string).collect()
 }
 
 /// Where test `id` is defined: its file, line and definition when found.
@@ -123,7 +162,11 @@ pub(super) fn locate(
     id: &str,
 ) -> (String, usize, Option<FnDef>) {
     let name = source::leaf_name(runner, id);
-    match loc.find(&name, id_file(runner, id).as_deref()) {
+    match loc.find(
+        &name,
+        id_file(runner, id).as_deref(),
+        &id_suites(runner, id),
+    ) {
         Some((file, def)) => (file, def.line, Some(def)),
         None => (
             id_file(runner, id).unwrap_or_else(|| runner.name().into()),

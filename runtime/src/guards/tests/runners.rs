@@ -9,6 +9,7 @@ use std::time::Duration;
 use regex::Regex;
 use serde::Serialize;
 
+pub use super::js::JsFramework;
 use crate::sys::process::{Output, run_program, run_shell, which};
 
 fn re(pattern: &str) -> Regex {
@@ -23,7 +24,8 @@ pub enum Runner {
     Unittest,
     Cargo,
     Go,
-    Node,
+    /// A JavaScript suite, run by the framework its package.json uses.
+    Node(JsFramework),
 }
 
 impl Runner {
@@ -33,7 +35,7 @@ impl Runner {
             Runner::Unittest => "unittest",
             Runner::Cargo => "cargo test",
             Runner::Go => "go test",
-            Runner::Node => "node --test",
+            Runner::Node(fw) => fw.name(),
         }
     }
 
@@ -43,7 +45,7 @@ impl Runner {
             Runner::Pytest | Runner::Unittest => &["py"],
             Runner::Cargo => &["rs"],
             Runner::Go => &["go"],
-            Runner::Node => &["js", "mjs", "cjs", "ts"],
+            Runner::Node(_) => &["js", "mjs", "cjs", "ts", "jsx", "tsx", "mts", "cts"],
         }
     }
 }
@@ -89,7 +91,7 @@ impl TestRun {
     pub fn executed(&self) -> usize {
         self.outcomes.values().filter(|o| o.executed()).count()
     }
-    fn record(&mut self, id: String, outcome: Outcome) {
+    pub(super) fn record(&mut self, id: String, outcome: Outcome) {
         // A test reported twice (setup error after a pass) keeps its worst outcome.
         let entry = self.outcomes.entry(id).or_insert(outcome);
         if outcome == Outcome::Failed {
@@ -235,6 +237,19 @@ pub fn detect(dir: &Path, tools: &Tools) -> Result<Option<Runner>, String> {
         return Ok(Some(Runner::Unittest));
     }
     if dir.join("package.json").is_file() {
+        let invocation = super::js::manifest(dir).and_then(|m| super::js::invocation(&m));
+        if let Some(inv) = invocation.filter(|i| i.framework != JsFramework::NodeTest) {
+            if which("node").is_none() {
+                return Err(format!(
+                    "the project's tests run with {} but node is not installed",
+                    inv.framework.name()
+                ));
+            }
+            if let Some(why) = super::js::missing(dir, &inv) {
+                return Err(why);
+            }
+            return Ok(Some(Runner::Node(inv.framework)));
+        }
         let js_tests = files.iter().any(|f| {
             let n = name_of(f);
             [".test.", "_test.", "-test."].iter().any(|m| n.contains(m))
@@ -245,7 +260,7 @@ pub fn detect(dir: &Path, tools: &Tools) -> Result<Option<Runner>, String> {
             if which("node").is_none() {
                 return Err("the project has JavaScript tests but node is not installed".into());
             }
-            return Ok(Some(Runner::Node));
+            return Ok(Some(Runner::Node(JsFramework::NodeTest)));
         }
     }
     Ok(None)
@@ -255,50 +270,77 @@ fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
+/// How `dir`'s package.json runs `framework`: its `test` script's arguments when the
+/// script uses that framework, else the framework with its defaults.
+fn js_invocation(dir: &Path, framework: JsFramework) -> super::js::Invocation {
+    super::js::manifest(dir)
+        .and_then(|m| super::js::invocation(&m))
+        .filter(|i| i.framework == framework)
+        .unwrap_or(super::js::Invocation {
+            framework,
+            env: Vec::new(),
+            args: Vec::new(),
+            via_node: false,
+            plain: false,
+            source: "its defaults".into(),
+        })
+}
+
+/// Whether `npm test` in `dir` runs exactly `runner`'s suite: its `test` script is one
+/// plain invocation of that framework (the eval's `npm test` may then read this run).
+pub fn npm_test_runs(runner: Runner, dir: &Path) -> bool {
+    match runner {
+        Runner::Node(fw) => super::js::manifest(dir)
+            .and_then(|m| super::js::invocation(&m))
+            .is_some_and(|i| i.framework == fw && i.plain),
+        _ => false,
+    }
+}
+
 /// Runs `runner` in `dir` and parses every test it reports. An error only when the
 /// runner could not be started at all.
 pub fn run(runner: Runner, dir: &Path, tools: &Tools, scratch: &Path) -> Result<TestRun, String> {
     // The checkout's own environment (its .venv first on PATH, no NODE_PATH).
     let _env = crate::worktrees::setup::enter(dir);
-    let out: Output = match runner {
+    let shell = |script: &str| run_shell(script, dir, tools.timeout).map_err(|e| e.to_string());
+    let (out, mut parsed): (Output, TestRun) = match runner {
+        Runner::Node(fw) => super::js::run(dir, &js_invocation(dir, fw), tools.timeout, scratch)?,
         Runner::Pytest => {
             let py = tools.python_str(dir)?;
-            let script = format!(
+            let out = shell(&format!(
                 "PYTHONDONTWRITEBYTECODE=1 {} -m pytest -v -rA -p no:cacheprovider -o console_output_style=classic 2>&1",
                 shell_quote(&py)
-            );
-            run_shell(&script, dir, tools.timeout)
+            ))?;
+            let parsed = parse_pytest(&out.stdout);
+            (out, parsed)
         }
         Runner::Unittest => {
             let py = tools.python_str(dir)?;
-            let script = format!(
+            let out = shell(&format!(
                 "PYTHONDONTWRITEBYTECODE=1 {} -m unittest discover -v 2>&1",
                 shell_quote(&py)
-            );
-            run_shell(&script, dir, tools.timeout)
+            ))?;
+            let parsed = parse_unittest(&out.stdout);
+            (out, parsed)
         }
         Runner::Cargo => {
             let target = tools
                 .cargo_target_dir
                 .clone()
                 .unwrap_or_else(|| scratch.join("target"));
-            let script = format!(
+            let out = shell(&format!(
                 "CARGO_TARGET_DIR={} cargo test --no-fail-fast --color never 2>&1",
                 shell_quote(&target.to_string_lossy())
-            );
-            run_shell(&script, dir, tools.timeout)
+            ))?;
+            let parsed = parse_cargo(&out.stdout);
+            (out, parsed)
         }
-        // -count=1: a cached pass would hide a flaky test's second run.
-        Runner::Go => run_shell("go test -count=1 -json ./... 2>&1", dir, tools.timeout),
-        Runner::Node => run_shell("node --test --test-reporter=tap 2>&1", dir, tools.timeout),
-    }
-    .map_err(|e| e.to_string())?;
-    let mut parsed = match runner {
-        Runner::Pytest => parse_pytest(&out.stdout),
-        Runner::Unittest => parse_unittest(&out.stdout),
-        Runner::Cargo => parse_cargo(&out.stdout),
-        Runner::Go => parse_go(&out.stdout),
-        Runner::Node => parse_tap(&out.stdout),
+        Runner::Go => {
+            // -count=1: a cached pass would hide a flaky test's second run.
+            let out = shell("go test -count=1 -json ./... 2>&1")?;
+            let parsed = parse_go(&out.stdout);
+            (out, parsed)
+        }
     };
     parsed.timed_out = out.timed_out;
     parsed.tail = if out.timed_out {

@@ -23,25 +23,46 @@ pub struct FnDef {
     pub end: usize,
     /// The body with its own name, comments and layout removed.
     pub body: String,
+    /// The titles of the `describe` blocks a JavaScript test sits in, outermost first
+    /// (empty elsewhere): what tells apart same-named tests in one file.
+    pub suites: Vec<String>,
 }
 
 static PY_DEF: LazyLock<Regex> =
     LazyLock::new(|| re(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\("));
-static BRACE_FN: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r#"\bfn\s+(\w+)\s*[<(]|(?m)^func\s+(?:\([^)]*\)\s*)?(\w+)\s*\(|\b(?:it|test)(?:\.(?:skip|only|todo))?\s*\(\s*['"`]([^'"`]+)['"`]"#,
-    )
+static BRACE_FN: LazyLock<Regex> =
+    LazyLock::new(|| re(r#"\bfn\s+(\w+)\s*[<(]|(?m)^func\s+(?:\([^)]*\)\s*)?(\w+)\s*\("#));
+/// A string literal in any of JavaScript's three quotes (escapes allowed inside).
+const JS_STRING: &str = r#"(?:'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)"|`((?:[^`\\]|\\.)*)`)"#;
+/// Modifiers between a test function and its call: `it.skip(`, `test.concurrent.only(`,
+/// `it.skipIf(cond)(`.
+const JS_MODIFIERS: &str =
+    r"(?:\.(?:skip|only|todo|failing|serial|concurrent|sequential|(?:skip|run)If\([^)]*\)))*";
+/// `it('title', …)`, `test("title", …)`, `specify(…)`, `xit(…)` (mocha, jest, vitest, ava,
+/// tape, node:test).
+static JS_TEST: LazyLock<Regex> = LazyLock::new(|| {
+    re(&format!(
+        r"\b(?:x?it|x?test|x?specify){JS_MODIFIERS}\s*\(\s*{JS_STRING}"
+    ))
+});
+/// `describe('title', …)`, `context(…)`, `suite(…)`.
+static JS_SUITE: LazyLock<Regex> = LazyLock::new(|| {
+    re(&format!(
+        r"\b(?:x?describe|x?context|suite){JS_MODIFIERS}\s*\(\s*{JS_STRING}"
+    ))
 });
 
 /// The functions defined in `path`'s `text`, by its extension.
 pub fn functions(path: &str, text: &str) -> Vec<FnDef> {
     if path.ends_with(".py") {
         python_functions(text)
-    } else if [".rs", ".go", ".js", ".mjs", ".cjs", ".ts"]
+    } else if path.ends_with(".rs") || path.ends_with(".go") {
+        brace_functions(text)
+    } else if [".js", ".mjs", ".cjs", ".ts", ".jsx", ".tsx", ".mts", ".cts"]
         .iter()
         .any(|e| path.ends_with(e))
     {
-        brace_functions(text)
+        js_functions(text)
     } else {
         Vec::new()
     }
@@ -78,6 +99,7 @@ fn python_functions(text: &str) -> Vec<FnDef> {
             line: i + 1,
             end: end + 1,
             body: body.join("\n"),
+            suites: Vec::new(),
         });
     }
     out
@@ -100,7 +122,7 @@ fn line_of(text: &str, offset: usize) -> usize {
 fn brace_functions(text: &str) -> Vec<FnDef> {
     let mut out = Vec::new();
     for c in BRACE_FN.captures_iter(text) {
-        let Some(m) = c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3)) else {
+        let Some(m) = c.get(1).or_else(|| c.get(2)) else {
             continue;
         };
         let Some(whole) = c.get(0) else { continue };
@@ -108,34 +130,126 @@ fn brace_functions(text: &str) -> Vec<FnDef> {
         let Some(open) = text[whole.end()..].find('{').map(|o| o + whole.end()) else {
             continue;
         };
-        let mut depth = 0usize;
-        let mut close = None;
-        for (k, ch) in text[open..].char_indices() {
-            match ch {
-                '{' => depth += 1,
-                '}' => {
-                    depth = depth.saturating_sub(1);
-                    if depth == 0 {
-                        close = Some(open + k);
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        let Some(close) = close else { continue };
-        let header = text[whole.start()..open].replacen(&name, "_", 1);
-        let body: Vec<String> = header
-            .lines()
-            .chain(text[open..=close].lines())
-            .map(|l| normalise_line(l, "//"))
-            .filter(|l| !l.is_empty())
-            .collect();
+        let Some(close) = matching_brace(text, open) else {
+            continue;
+        };
         out.push(FnDef {
+            body: normalised_body(text, whole.start(), open, close, m.as_str()),
             name,
             line: line_of(text, whole.start()),
             end: line_of(text, close),
-            body: body.join(" "),
+            suites: Vec::new(),
+        });
+    }
+    out
+}
+
+/// The offset of the `}` closing the `{` at `open`.
+fn matching_brace(text: &str, open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (k, ch) in text[open..].char_indices() {
+        match ch {
+            '{' => depth += 1,
+            '}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return Some(open + k);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A definition's text from `start` to `close` with its name (first found in the
+/// header before `open`) replaced, comments and layout removed.
+fn normalised_body(text: &str, start: usize, open: usize, close: usize, name: &str) -> String {
+    let header = text[start..open].replacen(name, "_", 1);
+    let body: Vec<String> = header
+        .lines()
+        .chain(text[open..=close].lines())
+        .map(|l| normalise_line(l, "//"))
+        .filter(|l| !l.is_empty())
+        .collect();
+    body.join(" ")
+}
+
+/// A JavaScript string literal's text as the program sees it (the usual escapes).
+fn unescape_js(raw: &str) -> String {
+    let mut out = String::new();
+    let mut chars = raw.chars();
+    while let Some(ch) = chars.next() {
+        if ch != '\\' {
+            out.push(ch);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some(other) => out.push(other),
+            None => {}
+        }
+    }
+    out
+}
+
+/// Where the call whose arguments start at `from` (just after its title) has its body:
+/// the callback's braces, or, for an arrow function without braces
+/// (`it('x', () => expect(f()).toBe(1))`), the rest of the call. `(start, end)` offsets,
+/// both inclusive.
+fn js_call_body(text: &str, from: usize) -> Option<(usize, usize)> {
+    let mut depth = 1i32;
+    for (k, ch) in text[from..].char_indices() {
+        match ch {
+            '{' => return Some((from + k, matching_brace(text, from + k)?)),
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some((from, from + k));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// JavaScript tests (`it`, `test`, `specify`), each with the `describe` blocks around it.
+fn js_functions(text: &str) -> Vec<FnDef> {
+    let title = |c: &regex::Captures| -> Option<(String, String)> {
+        let m = c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3))?;
+        Some((m.as_str().to_string(), unescape_js(m.as_str())))
+    };
+    let suites: Vec<(String, usize, usize)> = JS_SUITE
+        .captures_iter(text)
+        .filter_map(|c| {
+            let whole = c.get(0)?;
+            let (_, name) = title(&c)?;
+            let (_, end) = js_call_body(text, whole.end())?;
+            Some((name, whole.start(), end))
+        })
+        .collect();
+    let mut out = Vec::new();
+    for c in JS_TEST.captures_iter(text) {
+        let (Some(whole), Some((raw, name))) = (c.get(0), title(&c)) else {
+            continue;
+        };
+        let Some((open, close)) = js_call_body(text, whole.end()) else {
+            continue;
+        };
+        let around = suites
+            .iter()
+            .filter(|(_, s, e)| *s < whole.start() && whole.start() < *e)
+            .map(|(n, _, _)| n.clone())
+            .collect();
+        out.push(FnDef {
+            body: normalised_body(text, whole.start(), open, close, &raw),
+            name,
+            line: line_of(text, whole.start()),
+            end: line_of(text, close),
+            suites: around,
         });
     }
     out
@@ -148,7 +262,7 @@ pub fn leaf_name(runner: Runner, id: &str) -> String {
         Runner::Pytest | Runner::Cargo => id.rsplit("::").next(),
         Runner::Unittest => id.rsplit('.').next(),
         Runner::Go => id.rsplit('/').next(),
-        Runner::Node => id.rsplit(" > ").next(),
+        Runner::Node(_) => id.rsplit(" > ").next(),
     };
     leaf.unwrap_or(id).trim().to_string()
 }
@@ -158,7 +272,10 @@ static SKIP_MARKER: LazyLock<Regex> = LazyLock::new(|| {
         r"#\[ignore\b|@(?:unittest\.)?skip(?:If|Unless)?\b|@pytest\.mark\.(?:skip|skipif|xfail)\b",
         r"|\bpytest\.(?:skip|xfail|importorskip)\s*\(|\.skipTest\s*\(|\bSkipTest\b",
         r"|@(?:unittest\.)?expectedFailure\b|\bt\.Skip(?:f|Now)?\s*\(",
-        r"|\b(?:it|test|describe)\.(?:skip|todo)\s*\(|\{\s*(?:skip|todo)\s*:\s*true|\bx(?:it|describe)\s*\(",
+        // JavaScript: mocha, jest, vitest, ava, tape and node:test.
+        r"|\b(?:it|test|describe|context|suite|specify)(?:\.\w+)*\.(?:skip|todo|failing|skipIf)\b",
+        r"|\{\s*(?:skip|todo)\s*:\s*(?:true|'|\x22|`)|\bx(?:it|describe|test|context|specify)\s*\(",
+        r"|\bthis\.skip\s*\(|\bt\.(?:skip|todo)\s*\(|\bt\.\w+\.skip\s*\(|\b(?:ctx|context)\.skip\s*\(",
     ))
 });
 
@@ -280,8 +397,108 @@ fn split_args(s: &str) -> Vec<String> {
     out
 }
 
+/// JavaScript assertions comparing two arguments, wherever they sit in a line: node's
+/// and chai's `assert.*`, ava's and tape's `t.*`.
+static JS_BINARY: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:assert\.(?:equal|strictEqual|deepEqual|deepStrictEqual|eql|sameMembers|sameDeepMembers)|t\.(?:is|deepEqual|deepEquals|equal|equals|strictEqual|strictEquals|same|looseEqual|like))\s*\(",
+    )
+});
+/// JavaScript assertions that a value is truthy (`assert(v)`, `assert.ok`, chai's
+/// `assert.isTrue`, ava's `t.true`, tape's `t.ok`) or falsy.
+static JS_TRUTHY: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?:^|[^\w.])(?:assert(?:\.ok|\.isTrue|\.isOk)?|t\.(?:ok|true|truthy|assert))\s*\(")
+});
+static JS_FALSY: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\b(?:assert\.(?:isFalse|isNotOk|notOk)|t\.(?:notOk|false|falsy))\s*\("));
+static JS_EXPECT: LazyLock<Regex> = LazyLock::new(|| re(r"\bexpect\s*\("));
+/// What follows `expect(a)` to compare it with `b`: jest's and vitest's matchers, chai's.
+static JS_EXPECT_EQUAL: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^\s*\.(?:toBe|toEqual|toStrictEqual|to(?:\.be|\.deep)*\.(?:equal|equals|eql|eq|strictEqual))\s*\(",
+    )
+});
+/// What follows `expect(a)` to say it is truthy, or falsy.
+static JS_EXPECT_TRUTHY: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^\s*\.(?:toBeTruthy\s*\(\s*\)|toBeDefined\s*\(\s*\)|toBe\s*\(\s*true\s*\)|to\.be\.(?:true|ok)\b|to\.exist\b|to\.be\.not\.undefined\b)",
+    )
+});
+static JS_EXPECT_FALSY: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^\s*\.(?:toBeFalsy\s*\(\s*\)|toBeNull\s*\(\s*\)|toBeUndefined\s*\(\s*\)|toBe\s*\(\s*false\s*\)|to\.be\.(?:false|null|undefined|not\.ok)\b|to\.not\.be\.ok\b|to\.not\.exist\b)",
+    )
+});
+
+/// A JavaScript literal that is always truthy: `true`, `1`, `'x'`, `[]`, `{}`, `!0`.
+fn js_truthy_literal(s: &str) -> bool {
+    let s = s.trim();
+    matches!(
+        s,
+        "true" | "!false" | "!0" | "!null" | "!undefined" | "[]" | "{}"
+    ) || s.parse::<f64>().is_ok_and(|n| n != 0.0)
+        || (s.len() > 2
+            && ['\'', '"', '`']
+                .iter()
+                .any(|q| s.starts_with(*q) && s.ends_with(*q)))
+}
+
+/// A JavaScript literal that is always falsy: `false`, `0`, `null`, `undefined`, `''`.
+fn js_falsy_literal(s: &str) -> bool {
+    matches!(
+        s.trim(),
+        "false" | "0" | "null" | "undefined" | "''" | "\"\"" | "``" | "!true" | "!1" | "NaN"
+    )
+}
+
+/// A JavaScript assertion in `l` that cannot fail: `assert.equal(a, a)`, `t.is(a, a)`,
+/// `assert.ok(true)`, `t.true(true)`, `expect(a).toBe(a)`, `expect(a).to.deep.equal(a)`,
+/// `expect(true).toBeTruthy()`, `expect(true).to.be.true`, `expect(null).toBeNull()`.
+fn js_tautology(l: &str, same: impl Fn(&str, &str) -> bool) -> bool {
+    let args_at = |paren: usize| inside_parens(l, paren).map(split_args);
+    for m in JS_BINARY.find_iter(l) {
+        if let Some(args) = args_at(m.end() - 1)
+            && args.len() >= 2
+            && same(&args[0], &args[1])
+        {
+            return true;
+        }
+    }
+    let first = |re: &Regex, lit: fn(&str) -> bool| {
+        re.find_iter(l).any(|m| {
+            args_at(m.end() - 1)
+                .and_then(|a| a.first().cloned())
+                .is_some_and(|a| lit(&a))
+        })
+    };
+    if first(&JS_TRUTHY, js_truthy_literal) || first(&JS_FALSY, js_falsy_literal) {
+        return true;
+    }
+    for m in JS_EXPECT.find_iter(l) {
+        let paren = m.end() - 1;
+        let Some(actual) = inside_parens(l, paren) else {
+            continue;
+        };
+        let after = paren + actual.len() + 2;
+        let rest = l.get(after..).unwrap_or("");
+        if let Some(e) = JS_EXPECT_EQUAL.find(rest) {
+            if let Some(expected) = inside_parens(rest, e.end() - 1)
+                && same(actual, expected)
+            {
+                return true;
+            }
+        } else if (JS_EXPECT_TRUTHY.is_match(rest) && js_truthy_literal(actual))
+            || (JS_EXPECT_FALSY.is_match(rest) && js_falsy_literal(actual))
+        {
+            return true;
+        }
+    }
+    false
+}
+
 /// An assertion that cannot fail: `assert True`, `assert x == x`, `assert_eq!(1, 1)`,
-/// `assert!(true)`, `self.assertTrue(True)`, `expect(x).toBe(x)`.
+/// `assert!(true)`, `self.assertTrue(True)`, `expect(x).toBe(x)`, `assert.equal(x, x)`,
+/// `t.is(x, x)`, `expect(true).to.be.true`.
 pub fn is_tautology(line: &str) -> bool {
     let l = line.trim().trim_end_matches(';').trim();
     if PY_ASSERT_LITERAL.is_match(l) || CALL_TRUE.is_match(l) || GO_TRUE.is_match(l) {
@@ -317,6 +534,9 @@ pub fn is_tautology(line: &str) -> bool {
                 return true;
             }
         }
+    }
+    if js_tautology(l, same) {
+        return true;
     }
     if let Some(c) = EXPECT_SAME.captures(l) {
         return match (c.get(1), c.get(2)) {
@@ -466,6 +686,29 @@ mod tests {
             "require.True(t, true, \"always\")",
             "self.assertIs(x, x)",
             "expect(a).toEqual(a);",
+            // JavaScript: node's assert, chai, jest/vitest, ava, tape.
+            "assert.equal(x, x)",
+            "assert.strictEqual(mime.lookup('html'), mime.lookup('html'));",
+            "assert.deepStrictEqual(parse(s), parse(s))",
+            "assert.ok(true)",
+            "assert(true);",
+            "assert.isTrue(true)",
+            "assert.ok('text/html')",
+            "expect(true).to.be.true;",
+            "expect(1).to.be.ok",
+            "expect(result).to.equal(result);",
+            "expect(result).to.deep.equal(result)",
+            "expect(a).to.eql(a)",
+            "expect(true).toBeTruthy();",
+            "expect(null).toBeNull()",
+            "expect(f(x)).toStrictEqual(f(x))",
+            "it('works', () => { expect(a).toBe(a) })",
+            "t.is(a, a);",
+            "t.deepEqual(parse(s), parse(s))",
+            "t.true(true)",
+            "t.ok(1, 'always')",
+            "t.equal(x, x, 'same')",
+            "t.falsy(0)",
         ] {
             assert!(is_tautology(t), "{t}");
         }
@@ -479,6 +722,19 @@ mod tests {
             "if !reflect.DeepEqual(got, want) {",
             "if !reflect.DeepEqual(f(x), f(y)) {",
             "assert.True(t, ok)",
+            "assert.equal(mime.lookup('html'), 'text/html')",
+            "assert.strictEqual(mimeTypes.charset('text/x-bogus'), false)",
+            "assert.ok(mime.lookup('.html'))",
+            "assert(ok)",
+            "expect(result).to.equal(6)",
+            "expect(result).to.not.equal(result)",
+            "expect(ok).toBeTruthy()",
+            "expect(parse('')).toBeNull()",
+            "t.is(add(1, 2), 3)",
+            "t.true(isValid(x))",
+            "t.ok(res.headers['vary'])",
+            "t.pass()",
+            "assert.ok(!false === ok)",
         ] {
             assert!(!is_tautology(t), "{t}");
         }
@@ -503,6 +759,59 @@ mod tests {
     }
 
     #[test]
+    fn js_tests_are_named_as_their_runner_names_them_inside_their_describe_blocks() {
+        let text = "describe('mime.lookup(extension)', function () {\n  it('should return mime type for \".html\"', function () {\n    assert.equal(lookup('.html'), 'text/html')\n  })\n\n  describe(\"nested\", () => {\n    it('isn\\'t confused', () => expect(f()).toBe(1))\n  })\n\n  it('should return false for unknown extension', function () {\n    assert.strictEqual(lookup('.bogus'), false)\n  })\n})\n\ndescribe('mime.extension(type)', function () {\n  it('should return false for unknown extension', function () {\n    assert.strictEqual(extension('x/bogus'), false)\n  })\n})\n";
+        let defs = functions("test/test.js", text);
+        let found: Vec<(&str, usize, usize, Vec<&str>)> = defs
+            .iter()
+            .map(|d| {
+                (
+                    d.name.as_str(),
+                    d.line,
+                    d.end,
+                    d.suites.iter().map(String::as_str).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                (
+                    "should return mime type for \".html\"",
+                    2,
+                    4,
+                    vec!["mime.lookup(extension)"]
+                ),
+                (
+                    "isn't confused",
+                    7,
+                    7,
+                    vec!["mime.lookup(extension)", "nested"]
+                ),
+                (
+                    "should return false for unknown extension",
+                    10,
+                    12,
+                    vec!["mime.lookup(extension)"]
+                ),
+                (
+                    "should return false for unknown extension",
+                    16,
+                    18,
+                    vec!["mime.extension(type)"]
+                ),
+            ]
+        );
+        // An arrow function without braces is its own body, not the next test's.
+        assert!(
+            defs[1].body.contains("expect(f()).toBe(1)"),
+            "{}",
+            defs[1].body
+        );
+        assert!(!defs[1].body.contains("bogus"), "{}", defs[1].body);
+    }
+
+    #[test]
     fn new_markers_are_a_multiset_difference() {
         let base = "@unittest.skip('x')\ndef a(): pass\n";
         let head = "@unittest.skip('x')\ndef a(): pass\n@unittest.skip('x')\ndef b(): pass\n";
@@ -512,5 +821,29 @@ mod tests {
         );
         assert!(new_lines(head, base, skip_markers).is_empty());
         assert_eq!(skip_markers("#[ignore = \"slow\"]\nfn x() {}").len(), 1);
+        for marked in [
+            "it.skip('x', () => {})",
+            "describe.skip('suite', function () {",
+            "xit('x', function () {})",
+            "xdescribe('s', () => {})",
+            "test.todo('later')",
+            "test.failing('known bug', t => {",
+            "it.skipIf(process.env.CI)('x', () => {})",
+            "test.serial.skip('x', t => {})",
+            "this.skip();",
+            "t.skip('not now')",
+            "test('x', { skip: 'flaky' }, () => {})",
+            "t.is.skip(a, b)",
+            "ctx.skip()",
+        ] {
+            assert_eq!(skip_markers(marked).len(), 1, "{marked}");
+        }
+        for unmarked in [
+            "it('skips empty lines', () => {})",
+            "const skip = opts.skip;",
+            "test('x', t => { t.is(a, b) })",
+        ] {
+            assert!(skip_markers(unmarked).is_empty(), "{unmarked}");
+        }
     }
 }
