@@ -17,7 +17,7 @@ use factory_runtime::events::{self, Event};
 use factory_runtime::project::layout::FactoryPaths;
 use git2::Repository;
 use serde_json::Value;
-use support::{commit_all, text};
+use support::{commit_all, needs, text};
 
 const CALC: &str = "exports.add = (a, b) => a + b;\nexports.sub = (a, b) => a - b;\n";
 const TESTS: &str = "const assert = require('assert');\nconst calc = require('../calc');\n\ndescribe('calc', function () {\n  describe('add', function () {\n    it('adds', function () {\n      assert.strictEqual(calc.add(1, 2), 3);\n    });\n  });\n\n  describe('sub', function () {\n    it('subtracts', function () {\n      assert.strictEqual(calc.sub(5, 3), 2);\n    });\n  });\n});\n";
@@ -28,16 +28,6 @@ struct Project {
     dir: tempfile::TempDir,
     home: tempfile::TempDir,
     tmp: tempfile::TempDir,
-}
-
-fn needs(tool: &str) {
-    assert!(
-        std::process::Command::new(tool)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success()),
-        "this test needs {tool} (.ci/run installs it)"
-    );
 }
 
 impl Project {

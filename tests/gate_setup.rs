@@ -18,7 +18,7 @@ use factory_runtime::events::{self, Event};
 use factory_runtime::project::layout::FactoryPaths;
 use git2::Repository;
 use serde_json::Value;
-use support::{commit_all, text};
+use support::{commit_all, needs, text};
 
 /// The set-up docs/configuration.md recommends for a Python project.
 const PYTHON_SETUP: &str = "python3 -m venv .venv && .venv/bin/pip install -e .";
@@ -163,16 +163,6 @@ fn check<'a>(report: &'a Value, name: &str) -> &'a Value {
         .as_array()
         .and_then(|c| c.iter().find(|c| c["name"] == name))
         .unwrap_or_else(|| panic!("no check {name} in {report:#}"))
-}
-
-fn needs(tool: &str) {
-    assert!(
-        std::process::Command::new(tool)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success()),
-        "this test needs {tool} (.ci/run installs it)"
-    );
 }
 
 fn factory_md(eval_command: &str, extra: &str) -> String {

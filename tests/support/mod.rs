@@ -228,3 +228,14 @@ pub fn commit_all(repo: &Repository, message: &str) -> git2::Oid {
     repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
         .unwrap()
 }
+
+/// Fails (never skips) a test whose tool is missing: `.ci/run` installs it.
+pub fn needs(tool: &str) {
+    assert!(
+        std::process::Command::new(tool)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "this test needs {tool} (.ci/run installs it)"
+    );
+}
