@@ -423,6 +423,45 @@ fn cargo_test_that_now_fails_is_refused() {
     );
 }
 
+const DOC_LIB_RS: &str = "/// Adds.\n///\n/// ```\n/// assert_eq!(idfx::add(1, 2), 3);\n/// ```\n///\n/// ```\n/// assert_eq!(idfx::add(0, 5), 5);\n/// ```\npub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n";
+
+#[test]
+fn cargo_doc_tests_are_kept_through_a_rename_a_move_and_a_new_ignored_example() {
+    let f = Fixture::new(&[("Cargo.toml", CARGO_TOML), ("src/lib.rs", DOC_LIB_RS)]);
+    // `add` renamed to `sum` with its examples, moved to another file, and a new
+    // ```ignore example (documentation rustdoc reports as ignored).
+    f.write("src/lib.rs", "mod ops;\npub use ops::sum;\n");
+    f.write(
+        "src/ops.rs",
+        &DOC_LIB_RS.replace("add", "sum").replace(
+            "/// Adds.\n",
+            "/// Adds.\n///\n/// ```ignore\n/// let _ = sum(a, b); // like a + b\n/// ```\n",
+        ),
+    );
+    let id = f.check(&cargo_tools());
+    assert!(id.findings.is_empty(), "{:#?}", messages(&id));
+    assert_eq!((id.base_executed, id.head_executed), (2, 2));
+
+    // A deleted example is a test gone, named at its line in the base's file.
+    let f = Fixture::new(&[("Cargo.toml", CARGO_TOML), ("src/lib.rs", DOC_LIB_RS)]);
+    f.write(
+        "src/lib.rs",
+        &DOC_LIB_RS.replace(
+            "///\n/// ```\n/// assert_eq!(idfx::add(0, 5), 5);\n/// ```\n",
+            "",
+        ),
+    );
+    let id = f.check(&cargo_tools());
+    refused(
+        &id,
+        &[
+            "src/lib.rs:8",
+            "doc:idfx::src/lib.rs - add #2",
+            "no longer exists",
+        ],
+    );
+}
+
 const NODE_TEST: &str = "const test = require('node:test');\nconst assert = require('node:assert');\n\ntest('adds', () => {\n  assert.strictEqual(1 + 2, 3);\n});\n\ntest.describe('suite', () => {\n  test.it('keeps zero', () => {\n    assert.strictEqual(0 + 5, 5);\n  });\n});\n";
 
 #[test]

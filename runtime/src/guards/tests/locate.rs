@@ -161,6 +161,11 @@ pub(super) fn locate(
     loc: &mut Locator,
     id: &str,
 ) -> (String, usize, Option<FnDef>) {
+    if runner == Runner::Cargo
+        && let Some((file, def)) = super::doctest::locate(loc.dir, id)
+    {
+        return (file, def.as_ref().map_or(0, |d| d.line), def);
+    }
     let name = source::leaf_name(runner, id);
     match loc.find(
         &name,

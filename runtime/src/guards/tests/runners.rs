@@ -454,10 +454,13 @@ static CARGO_TEST: LazyLock<Regex> =
     LazyLock::new(|| re(r"^test (.+?) \.\.\. (ok|FAILED|ignored)\b"));
 
 /// `cargo test`: `Running tests/a.rs (...)` then `test m::t ... ok|ignored|FAILED`; ids are
-/// `<target source>::<test path>` (doc-tests `doc:<crate>::<file> - <item>`, without the line).
+/// `<target source>::<test path>` (doc-tests `doc:<crate>::<file> - <item>`, then ` #2`, …
+/// for the item's later examples in line order: the line itself moves with any edit above).
 pub fn parse_cargo(output: &str) -> TestRun {
     let mut run = TestRun::default();
     let mut target = String::new();
+    // Doc-tests by (target, item): their lines and outcomes, numbered once all are read.
+    let mut examples: BTreeMap<(String, String), Vec<(u64, Outcome)>> = BTreeMap::new();
     for line in output.lines() {
         if let Some(c) = CARGO_RUNNING.captures(line) {
             target = c[1].to_string();
@@ -469,14 +472,27 @@ pub fn parse_cargo(output: &str) -> TestRun {
                 "ignored" => Outcome::Skipped,
                 _ => Outcome::Failed,
             };
-            let mut name = c[1].trim_end_matches(" - should panic");
-            // A doc-test's id carries its line, which moves with any edit above it.
-            if target.starts_with("doc:")
-                && let Some((item, _)) = name.rsplit_once(" (line ")
-            {
-                name = item;
+            let name = c[1].trim_end_matches(" - should panic");
+            match name.rsplit_once(" (line ") {
+                Some((item, rest)) if target.starts_with("doc:") => {
+                    let line = rest
+                        .split(|ch: char| !ch.is_ascii_digit())
+                        .next()
+                        .and_then(|n| n.parse().ok())
+                        .unwrap_or(u64::MAX);
+                    examples
+                        .entry((target.clone(), item.to_string()))
+                        .or_default()
+                        .push((line, outcome));
+                }
+                _ => run.record(format!("{target}::{name}"), outcome),
             }
-            run.record(format!("{target}::{name}"), outcome);
+        }
+    }
+    for ((target, item), mut found) in examples {
+        found.sort_by_key(|(line, _)| *line);
+        for (i, (_, outcome)) in found.into_iter().enumerate() {
+            run.record(super::doctest::id(&target, &item, i + 1), outcome);
         }
     }
     run
@@ -582,6 +598,15 @@ mod tests {
         assert_eq!(c.outcomes["src/lib.rs::tests::b"], Outcome::Skipped);
         assert_eq!(c.outcomes["tests/it.rs::a"], Outcome::Failed);
         assert_eq!(c.outcomes["doc:x::src/lib.rs - add"], Outcome::Passed);
+        // An item's examples are numbered in line order (rustdoc sorts `(line 100)` before
+        // `(line 99)`): each is its own test, as cargo counts them.
+        let d = parse_cargo(
+            "   Doc-tests x\ntest src/lib.rs - B::new (line 100) ... FAILED\ntest src/lib.rs - B::new (line 99) ... ok\ntest src/lib.rs - B::new (line 120) - compile ... ok\ntest src/lib.rs - (line 1) ... ignored\n",
+        );
+        assert_eq!(d.outcomes["doc:x::src/lib.rs - B::new"], Outcome::Passed);
+        assert_eq!(d.outcomes["doc:x::src/lib.rs - B::new #2"], Outcome::Failed);
+        assert_eq!(d.outcomes["doc:x::src/lib.rs - B::new #3"], Outcome::Passed);
+        assert_eq!(d.outcomes["doc:x::src/lib.rs -"], Outcome::Skipped);
 
         let g = parse_go(
             "{\"Action\":\"pass\",\"Package\":\"m/p\",\"Test\":\"TestA\"}\n{\"Action\":\"skip\",\"Package\":\"m/p\",\"Test\":\"TestB\"}\n{\"Action\":\"pass\",\"Package\":\"m/p\"}\n",
