@@ -13,7 +13,7 @@ use factory_runtime::events::{self, Event};
 use factory_runtime::project::layout::FactoryPaths;
 use git2::{Oid, Repository};
 use serde_json::Value;
-use support::{commit_all, text};
+use support::{commit_all, needs, text};
 
 struct Project {
     dir: tempfile::TempDir,
@@ -649,4 +649,73 @@ fn a_deterministic_base_is_measured_once_per_commit_configuration_and_toolchain(
         5,
         "a new base commit and configuration: both sides measured"
     );
+}
+
+#[test]
+fn a_base_kept_from_an_earlier_experiment_is_neither_set_up_nor_run_again() {
+    needs("python3");
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let extra = format!(
+        "\n## Setup\n- echo setup >> {log}\n",
+        log = log.path().display()
+    );
+    let p = project("factory eval", "0.5", &extra);
+    // A unittest suite that logs each run and checks the level file.
+    let test = format!(
+        "import unittest\n\n\nclass LevelTest(unittest.TestCase):\n    def test_level(self):\n        with open({log:?}, 'a') as f:\n            f.write('tests\\n')\n        with open('src/level.txt') as f:\n            self.assertTrue(float(f.read()) < 1)\n",
+        log = log.path().display().to_string()
+    );
+    fs::create_dir_all(p.path().join("tests")).unwrap();
+    fs::write(p.path().join("tests/test_level.py"), test).unwrap();
+    fs::write(p.path().join("tests/__init__.py"), "").unwrap();
+    let md = fs::read_to_string(p.path().join("factory.md")).unwrap();
+    fs::write(
+        p.path().join("factory.md"),
+        md.replace("- src/**\n", "- src/**\n- tests/**\n"),
+    )
+    .unwrap();
+    commit_all(&Repository::open(p.path()).unwrap(), "tests");
+    let lines = |what: &str| {
+        fs::read_to_string(log.path())
+            .unwrap()
+            .lines()
+            .filter(|l| *l == what)
+            .count()
+    };
+
+    let id = p.begin("a change");
+    p.build(id, &[("src/level.txt", "0.6\n")]);
+    p.qa_done(id);
+    let (_, first) = p.precheck(id);
+    assert!(!failures(&first).contains("tests_kept"), "{first:#}");
+    assert_eq!(
+        (lines("setup"), lines("tests")),
+        (2, 2),
+        "each side once: {first:#}"
+    );
+
+    // The same base again: only the head is set up and run.
+    let (_, second) = p.precheck(id);
+    assert_eq!(
+        (failures(&second), &second["score_before"]),
+        (failures(&first), &first["score_before"]),
+        "the same verdict on the kept base: {second:#}"
+    );
+    assert_eq!((lines("setup"), lines("tests")), (3, 3), "the head only");
+    assert!(
+        details(&second, "provenance").contains("not set up again"),
+        "{second:#}"
+    );
+
+    // A head whose test fails is confirmed on the base: it is set up and run after all.
+    let id = p.begin("a change that breaks the test");
+    p.build(id, &[("src/level.txt", "2\n")]);
+    p.qa_done(id);
+    let (_, broken) = p.precheck(id);
+    assert!(
+        details(&broken, "tests_kept").contains("LevelTest.test_level"),
+        "{broken:#}"
+    );
+    assert_eq!(lines("setup"), 5, "the head, and the base to confirm on");
+    assert!(lines("tests") >= 6, "the head twice and the base once more");
 }

@@ -32,6 +32,7 @@ fn inputs() -> GuardInputs {
         declared: Default::default(),
         setup: Vec::new(),
         checkouts: None,
+        kept_base_tests: None,
     }
 }
 

@@ -227,6 +227,9 @@ pub struct GuardInputs {
     /// probed — the gate's own: the test guard runs its tests there instead of writing
     /// and setting up two more.
     pub checkouts: Option<(PathBuf, PathBuf)>,
+    /// The base's test run kept between experiments on one base, with the gate's
+    /// checkouts only.
+    pub kept_base_tests: Option<tests_kept::KeptBaseTests>,
 }
 
 /// Runs every guard for the repository at `root`. Errors only when git itself cannot be

@@ -281,32 +281,105 @@ pub fn check_identity_declared(
     check_identity_in(repo, base, head, tools, declared, None)
 }
 
-/// [`check_identity_declared`] in `prepared` checkouts of base and head (repository
-/// roots, already set up and probed: the gate's own), when given, instead of writing
-/// and setting up its own; each then builds into its own `target/`, as the gate's eval
-/// did there, so a build is shared rather than repeated.
+/// The base's test run kept between experiments on one base (the gate's base cache,
+/// `.factory/cache/base/`): a base measured before under the same configuration,
+/// set-up and toolchain is not run again unless a failure at the head must be
+/// confirmed on it.
+#[derive(Debug, Clone)]
+pub struct KeptBaseTests {
+    /// Where it is kept: read when present, written when the base's suite ran.
+    pub file: std::path::PathBuf,
+    /// The base checkout's `## Setup` has not run (everything the gate needed of the
+    /// base was kept): it runs, and the checkout is probed, before the suite must run.
+    pub set_up_first: bool,
+}
+
+#[derive(Serialize, serde::Deserialize)]
+struct KeptRun {
+    runner: Runner,
+    run: TestRun,
+}
+
+impl KeptBaseTests {
+    fn load(&self) -> Option<(Runner, TestRun)> {
+        let text = std::fs::read_to_string(&self.file).ok()?;
+        let kept: KeptRun = serde_json::from_str(&text).ok()?;
+        Some((kept.runner, kept.run))
+    }
+
+    /// Keeps a finished run; a failure to write costs only the next experiment a run.
+    fn save(&self, runner: Runner, run: &TestRun) {
+        if run.timed_out {
+            return;
+        }
+        let kept = KeptRun {
+            runner,
+            run: run.clone(),
+        };
+        if let (Ok(text), Some(dir)) = (serde_json::to_string(&kept), self.file.parent())
+            && std::fs::create_dir_all(dir).is_ok()
+            && let Err(e) = crate::sys::files::atomic_write(&self.file, text.as_bytes())
+        {
+            tracing::warn!(path = %self.file.display(), "cannot keep the base's test run: {e}");
+        }
+    }
+}
+
+/// The gate's own checkouts of base and head (repository roots, set up and probed,
+/// but for a base whose results are all kept).
+#[derive(Clone, Copy)]
+pub struct Prepared<'a> {
+    pub base: &'a Path,
+    pub head: &'a Path,
+    pub kept_base: Option<&'a KeptBaseTests>,
+}
+
+/// [`check_identity_declared`] in `prepared` checkouts of base and head, when given,
+/// instead of writing and setting up its own; each then builds into its own `target/`,
+/// as the gate's eval did there, so a build is shared rather than repeated.
 pub fn check_identity_in(
     repo: &Repository,
     base: Oid,
     head: Oid,
     tools: &Tools,
     declared: &Declared,
-    prepared: Option<(&Path, &Path)>,
+    prepared: Option<Prepared<'_>>,
 ) -> Result<Identity, String> {
     let scratch = tempfile::Builder::new()
         .prefix("factory-tests-")
         .tempdir()
         .map_err(|e| format!("scratch directory: {e}"))?;
     let (base_dir, head_dir) = match prepared {
-        Some((b, h)) => (b.to_path_buf(), h.to_path_buf()),
+        Some(p) => (p.base.to_path_buf(), p.head.to_path_buf()),
         None => (scratch.path().join("base"), scratch.path().join("head")),
     };
     if prepared.is_none() {
         write_commit(repo, base, &base_dir)?;
         crate::worktrees::setup::prepare_checkout(&base_dir, &tools.setup, "base", tools.timeout)?;
     }
+    let kept_base = prepared.and_then(|p| p.kept_base);
+    // The base checkout is set up once, when its suite must run after all.
+    let base_set_up = std::cell::Cell::new(kept_base.is_none_or(|k| !k.set_up_first));
+    let set_up_base = || -> Result<(), String> {
+        if !base_set_up.replace(true) {
+            crate::worktrees::setup::prepare_checkout(
+                &base_dir,
+                &tools.setup,
+                "base",
+                tools.timeout,
+            )?;
+        }
+        Ok(())
+    };
     let diff = tree_diff(repo, base, head)?;
-    let runner = runners::detect(&base_dir, tools);
+    let kept = kept_base.and_then(KeptBaseTests::load);
+    let runner = match &kept {
+        Some((r, _)) => Ok(Some(*r)),
+        None => {
+            set_up_base()?;
+            runners::detect(&base_dir, tools)
+        }
+    };
     let run = |runner: Runner, dir: &Path, side: &str| {
         let own_target;
         let tools = if prepared.is_some() && (dir == base_dir || dir == head_dir) {
@@ -323,8 +396,15 @@ pub fn check_identity_in(
     };
     // Base runs before head is written: head's files are then newer than anything base
     // built, so a shared build directory never serves head a stale base artefact.
-    let before = match &runner {
-        Ok(Some(r)) => Some(run(*r, &base_dir, "base")?),
+    let before = match (&runner, kept) {
+        (_, Some((_, kept))) => Some(kept),
+        (Ok(Some(r)), None) => {
+            let before = run(*r, &base_dir, "base")?;
+            if let Some(k) = kept_base {
+                k.save(*r, &before);
+            }
+            Some(before)
+        }
         _ => None,
     };
     if prepared.is_none() {
@@ -379,6 +459,7 @@ pub fn check_identity_in(
     if blamable {
         // Each side's files are made newer than the other side's build before it runs
         // again, so a build directory shared by same-named crates rebuilds this side.
+        set_up_base()?;
         freshen(&base_dir);
         base_runs.push(run(runner, &base_dir, "base")?);
         freshen(&head_dir);
@@ -639,10 +720,11 @@ pub fn tests_kept(
         tools.timeout = t;
     }
     let declared = &inputs.declared;
-    let prepared = inputs
-        .checkouts
-        .as_ref()
-        .map(|(b, h)| (b.as_path(), h.as_path()));
+    let prepared = inputs.checkouts.as_ref().map(|(b, h)| Prepared {
+        base: b,
+        head: h,
+        kept_base: inputs.kept_base_tests.as_ref(),
+    });
     let head = match repo.head().and_then(|h| h.peel_to_commit()) {
         Ok(c) => c.id(),
         Err(e) => {

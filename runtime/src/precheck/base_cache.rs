@@ -54,6 +54,12 @@ impl BaseCache {
         })
     }
 
+    /// Where the base's test run is kept, beside its measurement (read and written by
+    /// the test guard).
+    pub fn tests_file(&self) -> PathBuf {
+        self.path().with_extension("tests.json")
+    }
+
     /// The kept measurement, re-rooted at `code`; `None` when there is none or it
     /// cannot be read (then the base is measured, as without a cache).
     pub fn load(&self, code: &Path) -> Option<Measurement> {

@@ -19,14 +19,25 @@ pub(super) fn guard_checks(
     guard_outcomes(&guard_results(code, config, opts, Default::default(), None))
 }
 
+/// The gate's own checkouts of base and head, for the test guard to run in.
+pub(super) struct GateCheckouts {
+    pub base: PathBuf,
+    pub head: PathBuf,
+    pub kept_base_tests: Option<guards::tests_kept::KeptBaseTests>,
+}
+
 /// The guards' results; guards that cannot run at all are one failed `guards` result.
 pub(super) fn guard_results(
     code: &Path,
     config: &FactoryConfig,
     opts: &PrecheckOptions,
     declared: attribution::Declared,
-    checkouts: Option<(PathBuf, PathBuf)>,
+    checkouts: Option<GateCheckouts>,
 ) -> Vec<GuardResult> {
+    let (checkouts, kept_base_tests) = match checkouts {
+        Some(c) => (Some((c.base, c.head)), c.kept_base_tests),
+        None => (None, None),
+    };
     let inputs = GuardInputs {
         target_branch: opts
             .target_branch
@@ -40,6 +51,7 @@ pub(super) fn guard_results(
         declared,
         setup: config.setup.clone(),
         checkouts,
+        kept_base_tests,
     };
     // Guards that cannot run fail closed.
     guards::run_guards(code, &inputs)

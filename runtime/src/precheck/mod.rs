@@ -35,7 +35,7 @@ pub use qa::{
 
 use crate::eval::{self, EvalReport, EvalSettings};
 use crate::guards;
-use crate::guards::tests_kept::attribution;
+use crate::guards::tests_kept::{KeptBaseTests, attribution};
 use crate::project::config::{FactoryConfig, Threshold};
 use crate::store::{GateConfig, Verdict, load_history};
 
@@ -438,15 +438,32 @@ pub fn run_experiment_precheck(
         "head",
     )?;
     let timeout = Duration::from_secs(config.test_timeout.max(1));
+    let mut settings = EvalSettings::from_config(config).with_profile_of(sides.project);
+    settings.progress = opts.progress.clone();
+    let command =
+        (!sides::is_builtin_eval(&config.eval_command)).then_some(config.eval_command.as_str());
+    // A base measured before under the same configuration, set-up and toolchain is kept
+    // (its eval when nothing varies, and its test run): a base with both kept is not
+    // set up or run at all, unless a failure at the head must be confirmed on it.
+    let base_cache = base_cache::BaseCache::new(
+        sides.project,
+        &sides.base.to_string(),
+        &settings,
+        &config.setup,
+        command,
+    );
+    let varying = eval::has_varying(base.code(), &settings, command.is_some())
+        || eval::has_varying(head.code(), &settings, command.is_some());
+    let kept_base = (!varying).then(|| base_cache.load(base.code())).flatten();
+    let base_all_kept = kept_base.is_some() && base_cache.tests_file().is_file();
     checks.push(sides::prepare_sides(
         &base,
         &head,
         &config.setup,
         timeout,
         &opts.progress,
+        base_all_kept,
     )?);
-    let mut settings = EvalSettings::from_config(config).with_profile_of(sides.project);
-    settings.progress = opts.progress.clone();
     checks.push(eval_profile_check(&settings));
 
     // The guards run first: the tests' evidence decides what the score may count.
@@ -469,7 +486,14 @@ pub fn run_experiment_precheck(
         config,
         opts,
         declared,
-        Some((base.root().to_path_buf(), head.root().to_path_buf())),
+        Some(checks::GateCheckouts {
+            base: base.root().to_path_buf(),
+            head: head.root().to_path_buf(),
+            kept_base_tests: Some(KeptBaseTests {
+                file: base_cache.tests_file(),
+                set_up_first: base_all_kept,
+            }),
+        }),
     );
     let evidence = guards.iter().find_map(|g| g.evidence.clone());
     let unproven = evidence
@@ -480,8 +504,6 @@ pub fn run_experiment_precheck(
         factory_md_at(sides, sides.base).as_deref(),
         settings.profile.as_ref(),
     );
-    let command =
-        (!sides::is_builtin_eval(&config.eval_command)).then_some(config.eval_command.as_str());
     // The test guard ran each side's suite in these checkouts: the eval's `tests`
     // check reads a run that passed instead of making another. A side with a failure
     // is run by the eval itself, which tells a suite that could not start (an error)
@@ -501,13 +523,8 @@ pub fn run_experiment_precheck(
         unproven,
         sides::Reuse {
             known_tests: [passing(0), passing(1)],
-            base_cache: Some(&base_cache::BaseCache::new(
-                sides.project,
-                &sides.base.to_string(),
-                &settings,
-                &config.setup,
-                command,
-            )),
+            base_cache: Some(&base_cache),
+            kept_base: kept_base.as_ref(),
         },
     )?;
     let cmp = measured.comparison.clone();

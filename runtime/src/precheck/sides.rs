@@ -139,6 +139,7 @@ pub fn prepare_sides(
     commands: &[String],
     timeout: std::time::Duration,
     progress: &crate::sys::progress::Progress,
+    base_kept: bool,
 ) -> Result<super::CheckOutcome, PrecheckError> {
     let to_error = |scratch: &Scratch, e: SideError| match e {
         SideError::Setup {
@@ -155,7 +156,10 @@ pub fn prepare_sides(
             reason,
         },
     };
-    for scratch in [base, head] {
+    // A base whose measurement and test run are kept is neither set up nor probed
+    // here: it was when they were made (the test guard sets it up if it must run).
+    let sides: &[&Scratch] = if base_kept { &[head] } else { &[base, head] };
+    for scratch in sides {
         setup::run_setup(&scratch.checkout(), commands, timeout, progress)
             .map_err(|e| to_error(scratch, e))?;
     }
@@ -171,7 +175,13 @@ pub fn prepare_sides(
                 .join(", ")
         )
     }];
-    for scratch in [base, head] {
+    if base_kept {
+        details.push(
+            "base: measured and its tests run before under the same configuration, set-up and toolchain (kept in .factory/cache/base): not set up again"
+                .to_string(),
+        );
+    }
+    for scratch in sides {
         let proven =
             setup::probe(&scratch.checkout(), timeout).map_err(|e| to_error(scratch, e))?;
         details.push(format!("{}: {}", scratch.side, proven.summary()));
@@ -351,6 +361,8 @@ pub struct Reuse<'a> {
     pub known_tests: [Option<&'a crate::eval::hygiene::KnownTests>; 2],
     /// Where the base's measurement is kept between experiments.
     pub base_cache: Option<&'a super::base_cache::BaseCache>,
+    /// The base's measurement read from there (when nothing varies): its one run.
+    pub kept_base: Option<&'a Measurement>,
 }
 
 /// Measures `base` and `head` `k` times each, interleaved; growth on both sides is scored
@@ -371,6 +383,7 @@ pub fn measure_sides(
     let Reuse {
         known_tests,
         base_cache,
+        kept_base,
     } = reuse;
     let k = k.max(1);
     // Nothing that varies: one run per side decides, whatever `Eval runs` says, and
@@ -379,7 +392,7 @@ pub fn measure_sides(
         || eval::has_varying(head.code(), settings, eval_command.is_some());
     let base_cache = base_cache.filter(|_| !varying);
     let mut runs: [Vec<Measurement>; 2] = [Vec::new(), Vec::new()];
-    if let Some(kept) = base_cache.and_then(|c| c.load(base.code())) {
+    if let Some(kept) = kept_base.filter(|_| !varying).cloned() {
         settings.progress.say(&format!(
             "the base commit {}: measured before under the same configuration, set-up and toolchain (kept in .factory/cache/base)",
             &base.commit[..base.commit.len().min(10)]

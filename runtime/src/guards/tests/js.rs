@@ -17,7 +17,7 @@ use super::runners::{Outcome, TestRun, parse_tap};
 use crate::sys::process::{Output, run_shell};
 
 /// The JavaScript test framework a project's tests are written for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum JsFramework {
     /// node's built-in runner (`node --test`), and the fallback for test files with

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use regex::Regex;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use super::js::JsFramework;
 use crate::sys::process::{Output, run_program, run_shell, which};
@@ -17,7 +17,7 @@ fn re(pattern: &str) -> Regex {
 }
 
 /// A test runner factory knows how to list and run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Runner {
     Pytest,
@@ -51,7 +51,7 @@ impl Runner {
 }
 
 /// One test's result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Passed,
@@ -78,7 +78,7 @@ impl Outcome {
 }
 
 /// Every test one run reported, by identity.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct TestRun {
     pub outcomes: BTreeMap<String, Outcome>,
     /// The runner's last lines, for when it reported nothing.
