@@ -167,6 +167,9 @@ pub struct Evidence {
     pub flaky: Vec<Flaky>,
     /// Tests failing in every base run (not the change's doing).
     pub failing_at_base: Vec<String>,
+    /// Base tests the head rewrote into a new test (`old → new`): the old version still
+    /// passes on the head's code, the new one fails on the base's.
+    pub retired: Vec<String>,
     /// Test files (or files under test directories) the head added, changed or deleted.
     pub changed_test_files: Vec<String>,
     /// The first run of each side (base, head) as the eval's `tests` check can use it,
@@ -209,6 +212,13 @@ impl Evidence {
                 e.line,
                 e.test,
                 e.change()
+            ));
+        }
+        if !self.retired.is_empty() {
+            notes.push(format!(
+                "{} test(s) rewritten: gone from the head, but the base's version passes on the head's code and the new test in its file fails on the base's: {}",
+                self.retired.len(),
+                list(&self.retired)
             ));
         }
         notes.extend(self.flaky.iter().map(Flaky::message));
@@ -504,14 +514,9 @@ pub fn check_identity_in(
     let new_paths: Vec<String> = diff.iter().filter_map(|(_, n)| n.clone()).collect();
     let mut base_loc = Locator::new(&base_dir, old_paths, runner);
     let mut head_loc = Locator::new(&head_dir, new_paths, runner);
-    identity.findings.extend(compare_runs(
-        runner,
-        before,
-        after,
-        &flaky,
-        &mut base_loc,
-        &mut head_loc,
-    ));
+    let (found, vanished) =
+        compare_runs(runner, before, after, &flaky, &mut base_loc, &mut head_loc);
+    identity.findings.extend(found);
 
     // Across sides: only when the head touched tests (a change to code alone is judged
     // by the base's tests at the head, above).
@@ -523,6 +528,7 @@ pub fn check_identity_in(
         .collect();
     identity.evidence.changed_test_files = changed.iter().cloned().collect();
     if changed.is_empty() {
+        identity.findings.extend(vanished);
         return Ok(identity);
     }
     let take = |p: &str| changed.contains(p);
@@ -567,7 +573,48 @@ pub fn check_identity_in(
         (&mut base_loc, &mut head_loc),
         &mut identity,
     );
+    retire_rewritten(
+        runner,
+        vanished,
+        (before, &base_tests_on_head),
+        &mut head_loc,
+        &mut identity,
+    );
     Ok(identity)
+}
+
+/// A test gone from the head is *rewritten*, not deleted, when its own (base) version
+/// still passes on the head's code — it hid no failure of the change — and a new test
+/// in the same file shows the change (fail-to-pass: padding that passes on the base
+/// too is no replacement). Reported; every other vanished test is a finding.
+fn retire_rewritten(
+    runner: Runner,
+    vanished: Vec<Finding>,
+    (before, base_tests_on_head): (&TestRun, &TestRun),
+    head_loc: &mut Locator,
+    identity: &mut Identity,
+) {
+    let mut successors: Vec<(String, String)> = identity
+        .evidence
+        .fail_to_pass
+        .iter()
+        .filter(|id| !before.outcomes.contains_key(*id))
+        .map(|id| (locate(runner, head_loc, id).0, id.clone()))
+        .collect();
+    for f in vanished {
+        let passes_on_head = f
+            .test
+            .as_ref()
+            .is_some_and(|t| attribution::passes(base_tests_on_head, t));
+        let successor = successors.iter().position(|(file, _)| *file == f.file);
+        match (passes_on_head, successor, &f.test) {
+            (true, Some(i), Some(t)) => {
+                let (_, new) = successors.remove(i);
+                identity.evidence.retired.push(format!("{t} → {new}"));
+            }
+            _ => identity.findings.push(f),
+        }
+    }
 }
 
 /// Sets every file's modification time under `dir` to now (best effort): what build
@@ -581,6 +628,9 @@ fn freshen(dir: &Path) {
     }
 }
 
+/// What differs between the base's and the head's runs: the findings, and apart from
+/// them those of tests that passed at base and no longer exist (no rename found), which
+/// the cross-side runs may show retired rather than hidden.
 fn compare_runs(
     runner: Runner,
     before: &TestRun,
@@ -588,8 +638,9 @@ fn compare_runs(
     flaky: &BTreeSet<String>,
     base_loc: &mut Locator,
     head_loc: &mut Locator,
-) -> Vec<Finding> {
+) -> (Vec<Finding>, Vec<Finding>) {
     let mut found = Vec::new();
+    let mut vanished = Vec::new();
     let locate = |loc: &mut Locator, id: &str| locate(runner, loc, id);
     let new_ids: Vec<&String> = after
         .outcomes
@@ -637,14 +688,14 @@ fn compare_runs(
                     Some(nid) => {
                         renamed_to.insert(nid);
                     }
-                    None => found.push(Finding {
+                    None => vanished.push(Finding {
                         test: Some(id.clone()),
                         file,
                         line,
                         problem:
-                            "passed at base and no longer exists at head (no new test has its body)"
+                            "passed at base and no longer exists at head (no new test has its body, nor rewrites it)"
                                 .into(),
-                        expected: "the same test id, or a rename whose body is unchanged".into(),
+                        expected: "the same test id, a rename whose body is unchanged, or a rewrite (the old version still passes on the head's code, a new test in its file fails on the base's)".into(),
                     }),
                 }
             }
@@ -692,7 +743,7 @@ fn compare_runs(
             expected: "at least as many tests executed as at base".into(),
         });
     }
-    found
+    (found, vanished)
 }
 
 /// What the `tests_kept` guard found: its violations, and the evidence the tests gave

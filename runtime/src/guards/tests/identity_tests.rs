@@ -133,6 +133,34 @@ fn python_rename_with_a_changed_body_is_refused() {
 }
 
 #[test]
+fn python_test_rewritten_into_one_that_shows_the_change_is_kept_and_padding_is_not() {
+    // `add` gains a default; `test_add_zero` becomes `test_add_default`, which fails on
+    // the base's code, while the old test still passes on the head's.
+    let rewrite = |new_test: &str| {
+        let f = py();
+        f.write("calc.py", &CALC.replace("b)", "b=0)"));
+        f.write(
+            "test_calc.py",
+            &TEST_CALC.replace(
+                "    def test_add_zero(self):\n        total = add(0, 5)\n        self.assertEqual(total, 5)\n",
+                new_test,
+            ),
+        );
+        f.check(&python_tools())
+    };
+    let id = rewrite("    def test_add_default(self):\n        self.assertEqual(add(5), 5)\n");
+    assert!(id.findings.is_empty(), "{:#?}", messages(&id));
+    assert_eq!(
+        id.evidence.retired,
+        vec!["test_calc.CalcTest.test_add_zero → test_calc.CalcTest.test_add_default"]
+    );
+    // The same swap for a test that passes on the base too proves nothing: deleted.
+    let id = rewrite("    def test_add_five(self):\n        self.assertEqual(add(5, 0), 5)\n");
+    refused(&id, &["test_add_zero", "no longer exists"]);
+    assert!(id.evidence.retired.is_empty());
+}
+
+#[test]
 fn python_deleted_test_is_refused_and_fewer_run() {
     let f = py();
     f.write(
