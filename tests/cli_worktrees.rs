@@ -436,3 +436,46 @@ fn clean_never_removes_a_directory_outside_the_projects_worktrees() {
     assert!(out.trim_end().ends_with("left 1"), "{out}");
     assert!(path.join("Cargo.toml").is_file());
 }
+
+#[test]
+fn begin_after_factory_was_removed_never_adopts_a_leftover_branch() {
+    let target = tempfile::tempdir().unwrap();
+    let project = Project::committed(target.path());
+    let p = project.path();
+    let o = project.factory(&["begin", "--hypothesis", "earlier work"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    fs::write(worktree(p, 1).join("src/lib.rs"), "// earlier\n").unwrap();
+    let earlier = commit_all(&Repository::open(worktree(p, 1)).unwrap(), "earlier");
+    // The user starts over: `.factory/` goes, the branch stays.
+    fs::remove_dir_all(p.join(".factory")).unwrap();
+
+    let o = project.factory(&["begin", "--hypothesis", "new work"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stdout).trim(),
+        "2",
+        "the next free id, not the branch's"
+    );
+    let repo = Repository::open(p).unwrap();
+    let main = repo.head().unwrap().peel_to_commit().unwrap().id();
+    let tip = |name: &str| {
+        repo.find_branch(name, BranchType::Local)
+            .unwrap()
+            .get()
+            .peel_to_commit()
+            .unwrap()
+            .id()
+    };
+    assert_eq!(
+        tip("factory/exp-002"),
+        main,
+        "the new experiment starts at main"
+    );
+    assert_eq!(
+        tip("factory/exp-001"),
+        earlier,
+        "the earlier work is untouched"
+    );
+    let wt = Repository::open(worktree(p, 2)).unwrap();
+    assert_eq!(wt.head().unwrap().peel_to_commit().unwrap().id(), main);
+}

@@ -55,7 +55,11 @@ pub fn begin(
     };
     worktrees::resolve_base(project, &target)?;
     let store = ExperimentStore::open(project);
-    let begun = store.begin_keyed(hypothesis, run_key)?;
+    // A new experiment never adopts a branch it did not make: one left by an earlier
+    // `.factory/` (removed since) holds another experiment's commits.
+    let begun = store.begin_avoiding(hypothesis, run_key, |id| {
+        worktrees::branch_tip(project, id).is_ok_and(|tip| tip.is_some())
+    })?;
     // None for an open experiment begun before experiment.json existed (adopted by
     // its hypothesis): it gets its workspace like any other.
     let recorded = store.info(begun.id)?;

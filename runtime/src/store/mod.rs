@@ -136,6 +136,18 @@ impl ExperimentStore {
         hypothesis: &str,
         run_key: Option<&str>,
     ) -> Result<Begun, StoreError> {
+        self.begin_avoiding(hypothesis, run_key, |_| false)
+    }
+
+    /// [`begin_keyed`](Self::begin_keyed), where a new experiment never takes an id
+    /// for which `taken` holds (a branch an earlier `.factory/` left behind): the next
+    /// free one instead.
+    pub fn begin_avoiding(
+        &self,
+        hypothesis: &str,
+        run_key: Option<&str>,
+        taken: impl Fn(u32) -> bool,
+    ) -> Result<Begun, StoreError> {
         let hypothesis = hypothesis.trim();
         if hypothesis.is_empty() {
             return Err(StoreError::EmptyHypothesis);
@@ -174,7 +186,8 @@ impl ExperimentStore {
                 }
                 Begun { id, resumed: true }
             } else {
-                let id = scan.max_id + 1;
+                let next = scan.max_id.saturating_add(1);
+                let id = (next..=u32::MAX).find(|id| !taken(*id)).unwrap_or(next);
                 let dir = self.paths.experiment_dir(id);
                 fs::create_dir_all(&dir).map_err(io_at(&dir))?;
                 let file = dir.join("hypothesis.md");
