@@ -479,3 +479,36 @@ fn begin_after_factory_was_removed_never_adopts_a_leftover_branch() {
     let wt = Repository::open(worktree(p, 2)).unwrap();
     assert_eq!(wt.head().unwrap().peel_to_commit().unwrap().id(), main);
 }
+
+#[test]
+fn an_error_verdict_sets_the_experiments_commits_aside_instead_of_deleting_them() {
+    let target = tempfile::tempdir().unwrap();
+    let project = Project::committed(target.path());
+    let p = project.path();
+    for h in ["with work", "without work"] {
+        let o = project.factory(&["begin", "--hypothesis", h]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+    }
+    fs::write(worktree(p, 1).join("src/lib.rs"), "// the agent's work\n").unwrap();
+    let work = commit_all(&Repository::open(worktree(p, 1)).unwrap(), "work");
+    for id in ["1", "2"] {
+        let o = project.factory(&["finalize", "--id", id, "--verdict", "error"]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        if id == "1" {
+            assert!(
+                text(&o.stderr).contains("kept on branch factory/failed/exp-001"),
+                "{}",
+                text(&o.stderr)
+            );
+        }
+    }
+    let repo = Repository::open(p).unwrap();
+    let branch = |name: &str| repo.find_branch(name, BranchType::Local).ok();
+    assert!(branch("factory/exp-001").is_none());
+    let kept = branch("factory/failed/exp-001").expect("the work is set aside");
+    assert_eq!(kept.get().peel_to_commit().unwrap().id(), work);
+    // A branch with nothing on it goes, as before.
+    assert!(branch("factory/exp-002").is_none());
+    assert!(branch("factory/failed/exp-002").is_none());
+    assert!(!worktree(p, 1).exists() && !worktree(p, 2).exists());
+}

@@ -129,6 +129,14 @@ pub fn run(args: Args) -> ExitCode {
         } if done.record.verdict == Verdict::Keep => {
             eprintln!("branch {branch} is ready for you to review and merge")
         }
+        Cleanup::Done {
+            branch_kept: Some(branch),
+            ..
+        } if done.record.verdict == Verdict::Error => {
+            eprintln!(
+                "the experiment's commits are kept on branch {branch} (an error never deletes work)"
+            )
+        }
         Cleanup::Failed(err) => {
             eprintln!(
                 "warning: the verdict is recorded but the worktree could not be removed; finalize again to retry"

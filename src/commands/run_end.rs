@@ -61,6 +61,13 @@ pub fn finish(project: &Path, ended: Result<RunEnd, miette::Report>, json: bool)
                 if r.verdict.to_string() == "keep" {
                     lines.push(format!("  branch factory/exp-{id:03} is ready to review and merge (factory never merges it)"));
                 }
+                if r.verdict.to_string() == "error"
+                    && let Some(branch) = factory_runtime::worktrees::set_aside_branch(project, id)
+                {
+                    lines.push(format!(
+                        "  the experiment's commits are kept on branch {branch} (an error never deletes work)"
+                    ));
+                }
             }
             None => lines.push(format!("  experiment {id}: no verdict recorded")),
         }

@@ -34,7 +34,8 @@ pub enum Cleanup {
     Done {
         /// What was actually there to remove.
         removed: Removed,
-        /// The branch left for a human to merge, on a keep.
+        /// The branch left for a human: to merge, on a keep; an error's work, set aside
+        /// under `factory/failed/`.
         branch_kept: Option<String>,
     },
     /// Nothing recorded to clean up (an experiment without a workspace).
@@ -299,19 +300,28 @@ fn move_baseline(root: &Path, id: u32) -> BaselineUpdate {
 }
 
 fn clean_up(root: &Path, id: u32, verdict: Verdict) -> Cleanup {
-    let has_workspace = ExperimentStore::with_registry(root, None)
+    let Some(workspace) = ExperimentStore::with_registry(root, None)
         .info(id)
         .ok()
         .flatten()
-        .is_some_and(|i| i.workspace.is_some());
-    if !has_workspace {
+        .and_then(|i| i.workspace)
+    else {
         return Cleanup::NoWorkspace;
-    }
+    };
     let delete_branch = worktrees::branch_goes_with(verdict);
+    // An error is the harness's fault, not the change's: commits on the branch stay.
+    let set_aside = if verdict == Verdict::Error {
+        match worktrees::set_aside_work(root, id, Some(&workspace.base_commit)) {
+            Ok(name) => name,
+            Err(e) => return Cleanup::Failed(e),
+        }
+    } else {
+        None
+    };
     match worktrees::remove(root, id, delete_branch) {
         Ok(removed) => Cleanup::Done {
             removed,
-            branch_kept: (!delete_branch).then(|| worktrees::branch_name(id)),
+            branch_kept: set_aside.or_else(|| (!delete_branch).then(|| worktrees::branch_name(id))),
         },
         Err(e) => Cleanup::Failed(e),
     }

@@ -84,7 +84,9 @@ pub fn execute(project: &Path, plan: &Plan) -> Vec<(u32, Done)> {
                 Ok(None) => Done::Gone,
                 Ok(Some(now)) => match decide(project, &now) {
                     Decision::Keep(why) => Done::Skipped(why),
-                    Decision::Remove { .. } => match remove(project, id, r.delete_branch) {
+                    Decision::Remove { .. } => match set_aside_errored(project, &now)
+                        .and_then(|()| remove(project, id, r.delete_branch))
+                    {
                         Ok(removed) => Done::Removed(removed),
                         Err(e) => Done::Failed(e.into()),
                     },
@@ -94,6 +96,21 @@ pub fn execute(project: &Path, plan: &Plan) -> Vec<(u32, Done)> {
             (id, done)
         })
         .collect()
+}
+
+/// An errored experiment's commits are set aside before its branch goes, as finalize
+/// does ([`super::set_aside_work`]).
+fn set_aside_errored(project: &Path, e: &Entry) -> Result<(), super::WorktreeError> {
+    if matches!(&e.experiment, Experiment::Finished { verdict } if verdict == "error") {
+        let base = crate::store::ExperimentStore::open(project)
+            .info(e.id)
+            .ok()
+            .flatten()
+            .and_then(|i| i.workspace)
+            .map(|w| w.base_commit);
+        super::set_aside_work(project, e.id, base.as_deref())?;
+    }
+    Ok(())
 }
 
 enum Decision {

@@ -214,6 +214,55 @@ pub fn remove(project: &Path, id: u32, delete_branch: bool) -> Result<Removed, W
     Ok(removed)
 }
 
+/// Where an errored experiment's work is kept: `factory/failed/exp-NNN`.
+pub fn failed_branch_name(id: u32) -> String {
+    format!("factory/failed/exp-{id:03}")
+}
+
+/// Before an `error` verdict removes experiment `id`'s branch: a branch that carries
+/// commits (its tip is not `base`, or `base` is unknown) is renamed to
+/// [`failed_branch_name`] (`-2`, `-3`, … when taken) instead, and its new name returned.
+/// A fault of the harness never costs the agent's work.
+pub fn set_aside_work(
+    project: &Path,
+    id: u32,
+    base: Option<&str>,
+) -> Result<Option<String>, WorktreeError> {
+    let paths = ensure_factory_dir(project)?;
+    let _lock = lock(&paths)?;
+    let repo = open(project)?;
+    let mut branch = match repo.find_branch(&branch_name(id), BranchType::Local) {
+        Ok(b) => b,
+        Err(e) if e.code() == ErrorCode::NotFound => return Ok(None),
+        Err(e) => return Err(git(e)),
+    };
+    let tip = branch.get().peel_to_commit().map_err(git)?.id().to_string();
+    if base.is_some_and(|b| b == tip) {
+        return Ok(None);
+    }
+    let free = (1..100)
+        .map(|n| match n {
+            1 => failed_branch_name(id),
+            n => format!("{}-{n}", failed_branch_name(id)),
+        })
+        .find(|name| repo.find_branch(name, BranchType::Local).is_err())
+        .unwrap_or_else(|| format!("{}-{}", failed_branch_name(id), std::process::id()));
+    branch.rename(&free, false).map_err(git)?;
+    Ok(Some(free))
+}
+
+/// The branch experiment `id`'s work was last set aside on by [`set_aside_work`].
+pub fn set_aside_branch(project: &Path, id: u32) -> Option<String> {
+    let repo = open(project).ok()?;
+    (1..100)
+        .map(|n| match n {
+            1 => failed_branch_name(id),
+            n => format!("{}-{n}", failed_branch_name(id)),
+        })
+        .take_while(|name| repo.find_branch(name, BranchType::Local).is_ok())
+        .last()
+}
+
 /// The commit experiment `id`'s branch points at, `None` when the branch is gone.
 pub fn branch_tip(project: &Path, id: u32) -> Result<Option<String>, WorktreeError> {
     let repo = open(project)?;
