@@ -96,11 +96,27 @@ pub async fn invoke_capturing(
         }
     };
     // The review is the agent's output even when it failed: it is what there is to read.
-    // An agent CLI's final message, not its event stream.
+    // An agent CLI's final message, not its event stream — unless the agent was told to
+    // write that very file and did: then its report stands and the captured message
+    // goes beside it (`<name>.stdout.md`), never over it.
+    let agent_wrote_review = req
+        .outputs
+        .iter()
+        .zip(&before)
+        .any(|(p, was)| *p == review && stamp(p).is_some_and(|now| Some(now) != *was));
+    let captured = if agent_wrote_review {
+        let name = review
+            .file_stem()
+            .map(|s| format!("{}.stdout.md", s.to_string_lossy()))
+            .unwrap_or_else(|| "stdout.md".into());
+        review.with_file_name(name)
+    } else {
+        review.clone()
+    };
     let written =
-        atomic_write(&review, redact(output.review_text()).as_bytes()).map_err(|source| {
+        atomic_write(&captured, redact(output.review_text()).as_bytes()).map_err(|source| {
             AgentError::Io {
-                path: review.clone(),
+                path: captured.clone(),
                 source,
             }
         });

@@ -32,6 +32,9 @@ agents:
     - print: half
       exit: 2
       run: [\"echo oops >&2\"]
+  writer:
+    - write: {.factory/reviews/writer-latest.md: \"# The full report\\n\"}
+      print: \"Done; the report is written.\\n\"
   slow:
     - sleep_ms: 3000
   hang:
@@ -207,6 +210,28 @@ fn stdout_becomes_the_review_and_unwritten_outputs_are_reported() {
             .len(),
         2
     );
+}
+
+#[test]
+fn a_report_the_agent_wrote_is_never_overwritten_by_its_captured_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path();
+    let review = review_path(project, "writer", None);
+    fs::create_dir_all(review.parent().unwrap()).unwrap();
+    fs::write(&review, "an earlier run's report\n").unwrap();
+    let mut req = request(project, "writer");
+    req.outputs = vec![review.clone()];
+    let runner = replay();
+    let result = rt()
+        .block_on(invoke(project, &req, runner.as_ref(), None))
+        .unwrap();
+    assert_eq!(result.review_path, review);
+    assert_eq!(fs::read_to_string(&review).unwrap(), "# The full report\n");
+    assert_eq!(
+        fs::read_to_string(review.with_file_name("writer-latest.stdout.md")).unwrap(),
+        "Done; the report is written.\n"
+    );
+    assert!(result.missing_outputs.is_empty());
 }
 
 #[test]
