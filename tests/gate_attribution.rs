@@ -27,6 +27,8 @@ const TEST_CACHE: &str = "import unittest\n\nfrom cache import Cache\n\n\nclass 
 
 /// The eval counts test functions: a head that only adds tests scores higher.
 const COUNTS_TESTS: &str = "python3 -c \"import re; n = len(re.findall(r'def test_', open('test_cache.py').read())); print(min(1.0, 0.5 + n / 100))\"";
+/// Rewards every test written, passing or not, ten times as much.
+const REWARDS_TESTS: &str = "python3 -c \"import re; n = len(re.findall(r'def test_', open('test_cache.py').read())); print(min(1.0, n / 10))\"";
 /// The eval cannot tell anything apart.
 const CONSTANT: &str = "echo 0.7";
 
@@ -155,7 +157,9 @@ fn refs<'a>(files: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)>
 
 #[test]
 fn new_failing_tests_revert_whatever_the_score() {
-    let p = Project::new(COUNTS_TESTS, CACHE);
+    // An eval that rewards writing tests: the score rises, though growth counts only
+    // passing tests.
+    let p = Project::new(REWARDS_TESTS, CACHE);
     let mut tests = TEST_CACHE.to_string();
     for i in 0..9 {
         tests.push_str(&format!(

@@ -130,6 +130,9 @@ def run_case(project, case, args):
         failing, klass = [], None
         for pc in sorted((work / ".factory/experiments").glob("*/precheck.json")):
             record = json.loads(pc.read_text())
+            if args.prechecks:
+                Path(args.prechecks).mkdir(parents=True, exist_ok=True)
+                (Path(args.prechecks) / f"{project['name']}-{case['id']}.json").write_text(pc.read_text())
             klass = record.get("class")
             failing = [
                 f"{c['name']}: {(c.get('details') or [''])[0][:160]}"
@@ -152,6 +155,7 @@ def main():
     p.add_argument("--case", action="append")
     p.add_argument("--repeat", type=int, default=1, help="run each case N times")
     p.add_argument("--out", default="gate-replay-results.json")
+    p.add_argument("--prechecks", help="copy each case's precheck.json into this directory")
     args = p.parse_args()
     cases = json.loads((HERE / "cases.json").read_text())
     results = []

@@ -115,11 +115,13 @@ pub fn growth_results(
             PARITY,
             0.5,
             true,
-            format!("{} test(s); no baseline yet", c.total()),
+            format!("{} passing test(s); no baseline yet", c.passed),
         )),
+        // Growth counts passing tests: a failing test is the `tests` check's to score,
+        // and adding one is no growth (nor is one failing at the base lost).
         (Some(c), Some(base)) => {
             let target = (base as f64 / 10.0).ceil().max(1.0);
-            let (score, passed) = relative(c.total() as f64, base as f64, target);
+            let (score, passed) = relative(c.passed as f64, base as f64, target);
             results.push(EvalResult::new(
                 "test_count",
                 Tier::Growth,
@@ -127,9 +129,9 @@ pub fn growth_results(
                 0.5,
                 passed,
                 format!(
-                    "{} tests (baseline {base}, {:+})",
-                    c.total(),
-                    c.total() as i64 - base as i64
+                    "{} passing tests (baseline {base}, {:+})",
+                    c.passed,
+                    c.passed as i64 - base as i64
                 ),
             ));
         }
@@ -210,6 +212,23 @@ mod tests {
         assert_eq!(fewer[0].score, 0.25);
         assert!(!fewer[0].passed);
         assert!(!fewer[1].passed);
+    }
+
+    #[test]
+    fn failing_tests_are_no_growth() {
+        let b = base(20, None);
+        let mut run = run_with(20, None);
+        run.test_counts = Some(TestCounts {
+            passed: 20,
+            failed: 9,
+        });
+        let (r, _) = growth_results(&run, Some(&b));
+        assert_eq!(r[0].score, 0.5, "{}", r[0].details);
+        assert!(
+            r[0].details.contains("20 passing tests"),
+            "{}",
+            r[0].details
+        );
     }
 
     #[test]

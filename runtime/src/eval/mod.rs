@@ -369,7 +369,7 @@ impl Measurement {
     /// this one is the reference.
     pub fn as_baseline(&self, source: &str) -> Baseline {
         growth::baseline_from(
-            self.hygiene.test_counts.map(|c| c.total()),
+            self.hygiene.test_counts.map(|c| c.passed),
             self.hygiene.coverage,
             None,
             source,
@@ -426,7 +426,7 @@ impl Measurement {
             language: self.language.clone(),
             composite,
             skipped,
-            test_count: self.hygiene.test_counts.map(|c| c.total()),
+            test_count: self.hygiene.test_counts.map(|c| c.passed),
             coverage: self.hygiene.coverage,
             baseline: baseline.cloned(),
             profile: settings.profile_state(),

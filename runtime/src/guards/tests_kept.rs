@@ -722,8 +722,17 @@ fn compare_runs(
             expected: expected.into(),
         });
     }
-    if after.executed() < before.executed() {
-        let tail = if after.outcomes.is_empty() {
+    // A test failing at base that the head no longer runs (removed, or an example
+    // marked `ignore`) protected nothing: its going is not a test lost.
+    let dropped_failures = before
+        .outcomes
+        .iter()
+        .filter(|(id, o)| {
+            **o == Outcome::Failed && !after.outcomes.get(*id).is_some_and(|a| a.executed())
+        })
+        .count();
+    if after.executed() + dropped_failures < before.executed() {
+        let mut tail = if after.outcomes.is_empty() {
             format!(
                 " (the runner reported no tests: {})",
                 after.tail.replace('\n', " | ")
@@ -731,6 +740,11 @@ fn compare_runs(
         } else {
             String::new()
         };
+        if dropped_failures > 0 {
+            tail.push_str(&format!(
+                " ({dropped_failures} of the base's failing no longer run, not counted)"
+            ));
+        }
         found.push(Finding {
             test: None,
             file: runner.name().into(),

@@ -488,6 +488,22 @@ fn cargo_doc_tests_are_kept_through_a_rename_a_move_and_a_new_ignored_example() 
             "no longer exists",
         ],
     );
+
+    // An example failing at the base marked `ignore` at the head (upstream's "fix: build
+    // failure") silences nothing that protected anything: no finding, not one test fewer.
+    let failing = DOC_LIB_RS.replace("add(0, 5), 5)", "add(0, 5), 6)");
+    let f = Fixture::new(&[("Cargo.toml", CARGO_TOML), ("src/lib.rs", &failing)]);
+    f.write(
+        "src/lib.rs",
+        &failing.replacen(
+            "/// ```\n/// assert_eq!(idfx::add(0",
+            "/// ```ignore\n/// assert_eq!(idfx::add(0",
+            1,
+        ),
+    );
+    let id = f.check(&cargo_tools());
+    assert!(id.findings.is_empty(), "{:#?}", messages(&id));
+    assert_eq!((id.base_executed, id.head_executed), (2, 1));
 }
 
 const NODE_TEST: &str = "const test = require('node:test');\nconst assert = require('node:assert');\n\ntest('adds', () => {\n  assert.strictEqual(1 + 2, 3);\n});\n\ntest.describe('suite', () => {\n  test.it('keeps zero', () => {\n    assert.strictEqual(0 + 5, 5);\n  });\n});\n";
