@@ -219,6 +219,15 @@ pub fn failed_branch_name(id: u32) -> String {
     format!("factory/failed/exp-{id:03}")
 }
 
+/// `factory/failed/exp-NNN`, then `-2`, `-3`, …: the names an errored experiment's work
+/// may be set aside under, in the order they are taken.
+fn failed_names(id: u32) -> impl Iterator<Item = String> {
+    (1..100).map(move |n| match n {
+        1 => failed_branch_name(id),
+        n => format!("{}-{n}", failed_branch_name(id)),
+    })
+}
+
 /// Before an `error` verdict removes experiment `id`'s branch: a branch that carries
 /// commits (its tip is not `base`, or `base` is unknown) is renamed to
 /// [`failed_branch_name`] (`-2`, `-3`, … when taken) instead, and its new name returned.
@@ -240,11 +249,7 @@ pub fn set_aside_work(
     if base.is_some_and(|b| b == tip) {
         return Ok(None);
     }
-    let free = (1..100)
-        .map(|n| match n {
-            1 => failed_branch_name(id),
-            n => format!("{}-{n}", failed_branch_name(id)),
-        })
+    let free = failed_names(id)
         .find(|name| repo.find_branch(name, BranchType::Local).is_err())
         .unwrap_or_else(|| format!("{}-{}", failed_branch_name(id), std::process::id()));
     branch.rename(&free, false).map_err(git)?;
@@ -254,11 +259,7 @@ pub fn set_aside_work(
 /// The branch experiment `id`'s work was last set aside on by [`set_aside_work`].
 pub fn set_aside_branch(project: &Path, id: u32) -> Option<String> {
     let repo = open(project).ok()?;
-    (1..100)
-        .map(|n| match n {
-            1 => failed_branch_name(id),
-            n => format!("{}-{n}", failed_branch_name(id)),
-        })
+    failed_names(id)
         .take_while(|name| repo.find_branch(name, BranchType::Local).is_ok())
         .last()
 }
