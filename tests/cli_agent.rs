@@ -206,3 +206,48 @@ fn setup_problems_are_usage_errors_that_name_the_fix() {
         .code(0)
         .stdout("from-env\n");
 }
+
+/// `kill -9` of factory takes its agent with it: the agent's shell, the tools it
+/// started in the background, everything in its process group.
+#[test]
+fn an_agent_dies_with_a_killed_factory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut factory = std::process::Command::new(assert_cmd::cargo::cargo_bin("factory"));
+    factory
+        .current_dir(dir)
+        .env("FACTORY_HOME", dir.join("home"))
+        .env_remove("FACTORY_RUNNER")
+        .env_remove("FACTORY_AGENT_CMD")
+        .args(["agent", "builder", "--runner", "exec", "--agent-cmd"])
+        // A background tool that would write after factory is gone, and a foreground
+        // one that keeps the agent busy; `started` says both are running.
+        .arg("(sleep 2; touch late.txt) & echo $$ > started; sleep 30")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = factory.spawn().unwrap();
+    let started = dir.join("started");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !started.exists() || fs::read_to_string(&started).unwrap().trim().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the agent never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let agent: i32 = fs::read_to_string(&started)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    child.kill().unwrap(); // SIGKILL: no destructor, no handler runs in factory
+    child.wait().unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert!(
+        !dir.join("late.txt").exists(),
+        "the agent's background tool wrote after factory died"
+    );
+    // SAFETY: signal 0 only asks whether the agent's group still has a member.
+    let alive = unsafe { libc::killpg(agent, 0) } == 0;
+    assert!(!alive, "the agent's process group outlived factory");
+}

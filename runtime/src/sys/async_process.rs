@@ -3,7 +3,8 @@
 //! The same rules as [`super::process`]: the child gets its own process group, so a
 //! timeout — or dropping the future that waits for it — kills it *and* everything it
 //! started with SIGKILL. Stdout is read line by line and handed to a callback as it
-//! arrives (a live view of an agent), while both streams are also captured.
+//! arrives (a live view of an agent), while both streams are also captured. If factory
+//! dies first, even by SIGKILL, the group dies with it ([`super::death_watch`]).
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -86,6 +87,8 @@ impl AsyncOutput {
 /// leave an agent running.
 struct GroupGuard {
     pgid: Option<libc::pid_t>,
+    /// Kills the group if factory itself dies first; stood down when the guard drops.
+    _watch: Option<super::death_watch::DeathWatch>,
 }
 
 impl GroupGuard {
@@ -141,8 +144,10 @@ pub async fn run(
     // our writer blocked on a pipe nobody reads.
     drop(cmd);
     drop(stdin_read);
+    let pgid = child.id().map(|id| id as libc::pid_t);
     let mut guard = GroupGuard {
-        pgid: child.id().map(|id| id as libc::pid_t),
+        pgid,
+        _watch: pgid.and_then(super::death_watch::DeathWatch::start),
     };
 
     let feed = feed_stdin(stdin_write, spec.stdin.clone().unwrap_or_default());

@@ -212,6 +212,8 @@ pub fn run_command(
         source,
     })?;
     let pgid = child.id() as libc::pid_t;
+    // Stood down when this function returns; kills the group if factory dies first.
+    let _watch = super::death_watch::DeathWatch::start(pgid);
     let stdout = reader(child.stdout.take());
     let stderr = reader(child.stderr.take());
 
