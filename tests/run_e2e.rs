@@ -97,14 +97,39 @@ fn a_change_that_breaks_a_test_is_reverted() {
           say nothing at all about whether the change is any good, as agents sometimes do.
 "#;
     let out = p.run(&script(&[("builder", broken)]));
-    assert!(
-        out.status.success(),
+    // Completed, but nothing kept: a script's `factory run … && merge` stops here.
+    assert_eq!(
+        out.status.code(),
+        Some(3),
         "the run completes with a revert: {}",
         stdout(&out)
     );
     let rows = p.results();
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0]["verdict"], "revert", "{}", stdout(&out));
+    // The reason is named where the user looks: the closing lines and the notes.
+    let text = stdout(&out);
+    assert!(
+        text.contains("  why:\n    threshold: head mean 0.2500"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "\n    tests_kept: src/lib.rs:6: test `src/lib.rs::tests::counts_words` passed at base"
+        ),
+        "{text}"
+    );
+    assert!(
+        rows[0]["notes"].starts_with("threshold: head mean 0.2500"),
+        "{:?}",
+        rows[0]
+    );
+    assert!(rows[0]["notes"].contains("; tests_kept: "), "{:?}", rows[0]);
+    assert!(
+        rows[0]["notes"].ends_with("`experiment.trial.precheck` said halt"),
+        "{:?}",
+        rows[0]
+    );
     assert!(
         !p.branches().contains("factory/exp-001"),
         "a revert removes the branch"
@@ -127,7 +152,24 @@ fn a_change_outside_the_scope_is_reverted() {
           only the guards can catch it.
 "##;
     let out = p.run(&script(&[("builder", outside)]));
-    assert!(out.status.success(), "{}", stdout(&out));
+    assert_eq!(out.status.code(), Some(3), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("    scope: README.md: added outside scope"),
+        "{}",
+        stdout(&out)
+    );
+    // `factory runs` and `factory history` name the same reason.
+    let runs = stdout(&p.factory(&["runs"]));
+    assert!(runs.contains(" exp 1 revert "), "{runs}");
+    assert!(
+        runs.contains("    why: scope: README.md: added outside scope"),
+        "{runs}"
+    );
+    let history = stdout(&p.factory(&["history"]));
+    assert!(
+        history.contains("notes: scope: README.md: added outside scope"),
+        "{history}"
+    );
     let rows = p.results();
     assert_eq!(rows[0]["verdict"], "revert", "{}", stdout(&out));
     let precheck: Value = serde_json::from_str(
@@ -154,7 +196,10 @@ fn a_reloop_past_its_bound_halts() {
         })
         .count();
     assert_eq!(strategist, 3, "the first plan and two reloops: {text}");
-    assert!(text.contains("gate plan.approve said halt"), "{text}");
+    assert!(
+        text.contains("reloop limit 2 reached at `plan.approve`"),
+        "{text}"
+    );
     assert!(p.results().is_empty(), "nothing was begun");
 }
 

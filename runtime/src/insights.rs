@@ -180,9 +180,19 @@ fn display_name(path: &Path) -> String {
         .unwrap_or_else(|| path.display().to_string())
 }
 
+/// A revert's reason as counted: the first reason of its notes (a failing check and
+/// what it found, before the figures: `score_direction: no measurable improvement`),
+/// so reverts for the same cause count together.
 fn reason(notes: &str) -> String {
-    let first = notes.lines().map(str::trim).find(|l| !l.is_empty());
-    first.unwrap_or("(no reason recorded)").to_string()
+    let Some(first) = notes.lines().map(str::trim).find(|l| !l.is_empty()) else {
+        return "(no reason recorded)".to_string();
+    };
+    let first = first.split("; ").next().unwrap_or(first);
+    let cut = first
+        .match_indices(':')
+        .nth(1)
+        .map_or(first.len(), |(i, _)| i);
+    first[..cut].trim().to_string()
 }
 
 fn ratio(a: usize, b: usize) -> Option<f64> {

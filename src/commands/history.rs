@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use factory_runtime::experiment::evidence;
 use factory_runtime::store::ExperimentStore;
-use factory_runtime::store::history::format_history;
+use factory_runtime::store::history::format_history_with;
 
 use super::{OK, USAGE, report};
 
@@ -81,13 +82,25 @@ fn show(path: PathBuf, json: bool) -> ExitCode {
             .iter()
             .map(|p| serde_json::json!({"id": p.id, "hypothesis": p.hypothesis}))
             .collect();
-        let value = serde_json::json!({"records": history.records, "pending": pending});
+        let kept: serde_json::Map<String, serde_json::Value> = history
+            .records
+            .iter()
+            .filter_map(|r| {
+                let files = evidence::latest(&path, r.id).ok()?;
+                (!files.is_empty()).then(|| (r.id.to_string(), serde_json::json!(files)))
+            })
+            .collect();
+        let value =
+            serde_json::json!({"records": history.records, "pending": pending, "evidence": kept});
         match serde_json::to_string_pretty(&value) {
             Ok(j) => println!("{j}"),
             Err(e) => return report(miette::miette!("cannot encode the history: {e}"), USAGE),
         }
     } else {
-        print!("{}", format_history(&history));
+        print!(
+            "{}",
+            format_history_with(&history, &|id| evidence_lines(&path, id))
+        );
     }
     ExitCode::from(OK)
 }
@@ -106,4 +119,19 @@ fn forget(id: u32, path: PathBuf, json: bool) -> ExitCode {
         print!("{}", forgot.render());
     }
     ExitCode::from(OK)
+}
+
+/// Where experiment `id`'s own reports and verdicts are kept, and which.
+fn evidence_lines(project: &std::path::Path, id: u32) -> Vec<String> {
+    let files = evidence::latest(project, id).unwrap_or_default();
+    if files.is_empty() {
+        return Vec::new();
+    }
+    let names: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    vec![format!(
+        "evidence: .factory/experiments/{id:03}/evidence.jsonl ({} file{}: {})",
+        files.len(),
+        if files.len() == 1 { "" } else { "s" },
+        names.join(", ")
+    )]
 }

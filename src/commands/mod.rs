@@ -49,6 +49,9 @@ pub const OK: u8 = 0;
 pub const FAILED: u8 = 1;
 /// The command could not run: bad usage, unreadable files, I/O errors.
 pub const USAGE: u8 = 2;
+/// A run completed and judged its experiments, and kept none of them: a script's
+/// `factory run … && git merge …` stops here.
+pub const NOT_KEPT: u8 = 3;
 
 /// The exit code for a configuration that could not be loaded. A factory.md (or its
 /// derived config.json) that is wrong is a problem the user fixes by editing it (1); no

@@ -1,14 +1,15 @@
-//! How `factory run` and `factory resume` end: the outcome, the experiment's verdict,
-//! the score before → after, the branch, and where the reviews are.
+//! How `factory run` and `factory resume` end: the outcome, the experiment's verdict
+//! and why, the score before → after, the branch, where the reviews are, and an exit
+//! code a script can tell a keep from a revert by.
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use factory_runtime::exec::driver::RunEnd;
 use factory_runtime::exec::machine::RunOutcome;
-use factory_runtime::store::load_history;
+use factory_runtime::store::{Verdict, load_history};
 
-use super::{FAILED, OK, USAGE};
+use super::{FAILED, NOT_KEPT, OK, USAGE};
 
 pub fn finish(project: &Path, ended: Result<RunEnd, miette::Report>, json: bool) -> ExitCode {
     let end = match ended {
@@ -37,8 +38,8 @@ pub fn finish(project: &Path, ended: Result<RunEnd, miette::Report>, json: bool)
         }
         None => {}
     }
-    for h in &end.halts {
-        lines.push(format!("  gate {h} said halt"));
+    for why in &end.halts {
+        lines.push(format!("  {why}"));
     }
     lines.extend(factory_runtime::parallel::record::final_table(
         project,
@@ -47,10 +48,18 @@ pub fn finish(project: &Path, ended: Result<RunEnd, miette::Report>, json: bool)
     for f in &end.async_failures {
         lines.push(format!("  background node failed: {f}"));
     }
-    if let Some(id) = end.vars.get("exp_id").and_then(|v| v.parse::<u32>().ok()) {
-        let record = load_history(project)
-            .ok()
-            .and_then(|h| h.records.into_iter().find(|r| r.id == id));
+    let history = load_history(project).ok();
+    let verdict_of = |id: u32| {
+        history
+            .as_ref()
+            .and_then(|h| h.records.iter().find(|r| r.id == id))
+            .map(|r| r.verdict)
+    };
+    let exp_id = end.vars.get("exp_id").and_then(|v| v.parse::<u32>().ok());
+    if let Some(id) = exp_id {
+        let record = history
+            .as_ref()
+            .and_then(|h| h.records.iter().find(|r| r.id == id));
         match record {
             Some(r) => {
                 let score = match (r.score_before, r.score_after) {
@@ -58,10 +67,13 @@ pub fn finish(project: &Path, ended: Result<RunEnd, miette::Report>, json: bool)
                     _ => String::new(),
                 };
                 lines.push(format!("  experiment {id}: {}{score}", r.verdict));
-                if r.verdict.to_string() == "keep" {
+                if r.verdict != Verdict::Keep {
+                    lines.extend(why_lines(project, id, &r.notes));
+                }
+                if r.verdict == Verdict::Keep {
                     lines.push(format!("  branch factory/exp-{id:03} is ready to review and merge (factory never merges it)"));
                 }
-                if r.verdict.to_string() == "error"
+                if r.verdict == Verdict::Error
                     && let Some(branch) = factory_runtime::worktrees::set_aside_branch(project, id)
                 {
                     lines.push(format!(
@@ -86,8 +98,47 @@ pub fn finish(project: &Path, ended: Result<RunEnd, miette::Report>, json: bool)
     } else {
         println!("{text}");
     }
-    ExitCode::from(match end.outcome {
-        Some(RunOutcome::Completed) => OK,
-        _ => FAILED,
-    })
+    // Every experiment the run judged: its own, or each parallel branch's.
+    let mut judged: Vec<Option<Verdict>> = exp_id.map(verdict_of).into_iter().collect();
+    for record in factory_runtime::parallel::record::records_of_run(project, &end.run_id) {
+        judged.extend(record.branches.iter().map(|b| verdict_of(b.exp_id)));
+    }
+    ExitCode::from(exit_code(end.outcome.as_ref(), &judged))
+}
+
+/// `0` the run completed and kept an experiment (or judged none); `3` it completed and
+/// kept none (each was reverted, superseded or quarantined); `1` it halted or failed, or
+/// an experiment ended in `error` or without a verdict.
+fn exit_code(outcome: Option<&RunOutcome>, judged: &[Option<Verdict>]) -> u8 {
+    if !matches!(outcome, Some(RunOutcome::Completed)) {
+        return FAILED;
+    }
+    if judged.contains(&Some(Verdict::Keep)) || judged.is_empty() {
+        return OK;
+    }
+    if judged
+        .iter()
+        .any(|v| matches!(v, None | Some(Verdict::Error)))
+    {
+        return FAILED;
+    }
+    NOT_KEPT
+}
+
+/// Why an experiment was not kept: its precheck's failing checks, one per line, then
+/// the notes it was recorded with when they add something.
+fn why_lines(project: &Path, id: u32, notes: &str) -> Vec<String> {
+    let reasons = factory_runtime::experiment::load_precheck(project, id)
+        .ok()
+        .flatten()
+        .map(|p| p.reasons())
+        .unwrap_or_default();
+    let mut lines: Vec<String> = reasons.iter().map(|r| format!("    {r}")).collect();
+    if reasons.is_empty() && !notes.trim().is_empty() {
+        lines.push(format!("    {}", notes.trim()));
+    }
+    if !lines.is_empty() {
+        lines.insert(0, "  why:".to_string());
+    }
+    lines
 }

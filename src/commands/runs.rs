@@ -10,9 +10,10 @@ use super::{OK, USAGE, report};
 
 #[derive(clap::Args)]
 #[command(after_help = "\
-One line per run, oldest first: id, workflow, status, nodes run, experiment, start time,
-and the tokens and cost its agents reported (when they reported any). A parallel run
-adds a line per parallel node: each branch's hypothesis, experiment and status.
+One line per run, oldest first: id, workflow, status, nodes run, experiment and its
+verdict, start time, and the tokens and cost its agents reported (when they reported
+any); an experiment not kept adds a line saying why. A parallel run adds a line per
+parallel node: each branch's hypothesis, experiment and status.
 
 Example:
   factory runs --json")]
@@ -45,15 +46,18 @@ pub fn run(args: Args) -> ExitCode {
             .usage
             .map(|u| format!("  {}", u.summary()))
             .unwrap_or_default();
+        let exp = match (&r.exp_id, &r.verdict) {
+            (Some(id), Some(v)) => format!("{id} {v}"),
+            (Some(id), None) => id.clone(),
+            _ => "-".to_string(),
+        };
         println!(
-            "{}  {:<18} {:<11} {:>4} nodes  exp {:<4} {}{usage}",
-            r.run_id,
-            r.workflow,
-            r.status,
-            r.nodes_run,
-            r.exp_id.as_deref().unwrap_or("-"),
-            r.started_at
+            "{}  {:<18} {:<11} {:>4} nodes  exp {:<11} {}{usage}",
+            r.run_id, r.workflow, r.status, r.nodes_run, exp, r.started_at
         );
+        if let Some(why) = &r.reason {
+            println!("    why: {why}");
+        }
         for record in records_of_run(&args.path, &r.run_id) {
             let branches: Vec<String> = record
                 .branches

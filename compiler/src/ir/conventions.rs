@@ -18,6 +18,8 @@ pub const RUNTIME_VARS: &[&str] = &[
     "verdict",
     "score_before",
     "score_after",
+    // Why the walk took its last halt or fail edge: what a revert records.
+    "reason",
 ];
 
 /// One `{{ … }}` of a template, as byte ranges into it.

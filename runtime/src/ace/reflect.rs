@@ -89,7 +89,9 @@ static NOTE_PATTERNS: LazyLock<Vec<NotePattern>> = LazyLock::new(|| {
     use Kind::{Do, Dont};
     vec![
         pattern(
-            r"scope violations?\s*[:\-]?\s*(?P<detail>[^;\n]*)",
+            // A person's "scope violation: X", or the precheck's own reason as a
+            // revert records it ("scope: X: added outside scope …").
+            r"(?:scope violations?\s*[:\-]?|\bscope:)\s*(?P<detail>[^:;\n]*)",
             "builder",
             Dont,
             "Don't change files outside the scope{}; check `git diff --name-only` against factory.md's Scope globs before reporting.",
@@ -354,7 +356,13 @@ mod tests {
         };
         let b = ProjectInput {
             path: "/p/b".into(),
-            records: vec![record(1, Verdict::Revert, "", "Scope violation: README.md")],
+            // The notes a revert records from its precheck.
+            records: vec![record(
+                1,
+                Verdict::Revert,
+                "",
+                "scope: README.md: added outside scope (src/) in commit 5ef1c52 — expected only paths matching the scope; `experiment.trial.precheck` said halt",
+            )],
             events: Vec::new(),
         };
         let got = reflect(&[a.clone(), b.clone()]);

@@ -159,6 +159,10 @@ pub enum EventData {
         vars: Option<BTreeMap<String, String>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         duration_ms: Option<u64>,
+        /// The declared outputs kept in the experiment's evidence, each with its
+        /// SHA-256: the log binds what the experiment's pages show.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        evidence: Option<Vec<EvidenceRef>>,
     },
     #[serde(rename = "node.verdict")]
     NodeVerdict {
@@ -385,4 +389,12 @@ impl EventData {
             _ => None,
         }
     }
+}
+
+/// A file a node left, as a `node.finished` event records it: the declared path and
+/// the SHA-256 of the copy kept in `experiments/NNN/evidence/`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EvidenceRef {
+    pub path: String,
+    pub sha256: String,
 }

@@ -30,7 +30,7 @@ mod data;
 pub mod tail;
 
 pub use chain::{ChainError, ChainKey, ForeignLine, Head, VerifiedEvent, VerifiedLog, verify};
-pub use data::{AgentEnded, AgentStarted, EventData, ExpRef, Usage, kinds};
+pub use data::{AgentEnded, AgentStarted, EventData, EvidenceRef, ExpRef, Usage, kinds};
 
 /// One line of `events.jsonl`: when, and what happened. On disk it is one object,
 /// `{"type": ..., "timestamp": ..., <the data's fields>}`.

@@ -149,6 +149,7 @@ fn each_variant_has_its_json_and_reads_back_as_itself() {
                 result: json!({"status": "ok"}),
                 vars: Some(BTreeMap::from([("exp_id".into(), "3".into())])),
                 duration_ms: Some(12),
+                evidence: None,
             },
             r#"{"type":"node.finished","timestamp":"2026-01-01T00:00:00Z","duration_ms":12,"node":"n","result":{"status":"ok"},"run_id":"r","seq":2,"vars":{"exp_id":"3"},"visit":1}"#,
         ),

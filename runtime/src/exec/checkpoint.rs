@@ -169,6 +169,9 @@ pub struct RunSummary {
     pub exp_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<String>,
+    /// Why the experiment was not kept: the first line of its notes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     #[serde(default)]
     pub nodes_run: u64,
     /// The agents' tokens and cost, summed (absent when none reported any).
@@ -243,6 +246,7 @@ pub fn journal_event(run_id: &str, seq: u64, input: &Input, visit: u32) -> Event
             result: serde_json::to_value(result).unwrap_or_default(),
             vars: (!vars.is_empty()).then(|| vars.clone()),
             duration_ms: None,
+            evidence: None,
         },
     })
 }

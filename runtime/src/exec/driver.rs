@@ -25,6 +25,8 @@ pub struct RunEnd {
     /// Ctrl-C: the checkpoint is resumable with `factory resume`.
     pub interrupted: bool,
     pub vars: BTreeMap<String, String>,
+    /// Why each gate that halted did ("`review` said halt", "reloop limit 2 reached at
+    /// `decide`"), in order.
     pub halts: Vec<String>,
     pub async_failures: Vec<String>,
     pub nodes_run: u64,
@@ -122,6 +124,18 @@ pub async fn drive(
                     summary.outcome = Some(outcome.clone());
                     summary.ended_at = Some(events::now_iso8601());
                     summary.exp_id = machine.state.vars.get("exp_id").cloned();
+                    let record = summary.exp_id.as_deref().and_then(|id| {
+                        let id = id.parse::<u32>().ok()?;
+                        crate::store::ExperimentStore::open(&env.project)
+                            .record(id)
+                            .ok()
+                            .flatten()
+                    });
+                    summary.verdict = record.as_ref().map(|r| r.verdict.to_string());
+                    summary.reason = record
+                        .filter(|r| r.verdict != crate::store::Verdict::Keep)
+                        .and_then(|r| r.notes.lines().next().map(str::to_string))
+                        .filter(|n| !n.trim().is_empty());
                     summary.nodes_run = nodes_run(&graph, &machine.state);
                     summary.usage = usage;
                     if top_level {
@@ -166,10 +180,12 @@ pub async fn drive(
                     });
                     append(&paths, &ev, view)?;
                 }
+                let kept = keep_evidence(&env.project, &machine.state.vars, &node, visit, &report);
                 let input = Input::Finished { node: node.clone(), result: report.result, vars: report.vars };
                 let mut ev = checkpoint::journal_event(&cp.run_id, machine.state.seq + 1, &input, visit);
-                if let (Some(d), EventData::NodeFinished { duration_ms, .. }) = (elapsed, &mut ev.data) {
-                    *duration_ms = Some(d.as_millis() as u64);
+                if let EventData::NodeFinished { duration_ms, evidence, .. } = &mut ev.data {
+                    *duration_ms = elapsed.map(|d| d.as_millis() as u64);
+                    *evidence = (!kept.is_empty()).then(|| kept.iter().map(Into::into).collect());
                 }
                 append(&paths, &ev, view)?;
                 let cmds = machine.on_input(input);
@@ -221,11 +237,50 @@ pub(crate) fn end_of(
         outcome,
         interrupted,
         vars: state.vars.clone(),
-        halts: state.halts.clone(),
+        halts: state
+            .halts
+            .iter()
+            .enumerate()
+            .map(|(i, gate)| {
+                // A checkpoint older than the reasons has only the gate's id.
+                state
+                    .halt_reasons
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_else(|| format!("`{gate}` said halt"))
+            })
+            .collect(),
         async_failures: state.async_failures.clone(),
         nodes_run: nodes_run(graph, state),
         usage: None,
     }
+}
+
+/// Copies a finished node's declared outputs into its experiment's evidence (the
+/// experiment it began, or the one the run is in); nothing before an experiment is
+/// begun. A copy that cannot be made is a warning: the run and its verdict go on.
+fn keep_evidence(
+    project: &std::path::Path,
+    vars: &BTreeMap<String, String>,
+    node: &str,
+    visit: u32,
+    report: &NodeReport,
+) -> Vec<crate::experiment::evidence::EvidenceFile> {
+    let exp = report.vars.get("exp_id").or_else(|| vars.get("exp_id"));
+    let Some(id) = exp.and_then(|v| v.parse::<u32>().ok()) else {
+        return Vec::new();
+    };
+    if report.outputs.is_empty() {
+        return Vec::new();
+    }
+    crate::experiment::evidence::record(project, id, node, visit, &report.outputs).unwrap_or_else(
+        |e| {
+            tracing::warn!(
+                "could not keep the outputs of `{node}` in experiment {id}'s evidence: {e}"
+            );
+            Vec::new()
+        },
+    )
 }
 
 /// How many times a node ran (structural nodes — start, fork, join — do not count).

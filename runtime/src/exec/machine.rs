@@ -52,6 +52,9 @@ pub enum Command {
     Finish(RunOutcome),
 }
 
+/// The variable holding why the walk took its last halt or fail edge (`{{reason}}`).
+pub const REASON_VAR: &str = "reason";
+
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
@@ -98,6 +101,10 @@ pub struct MachineState {
     /// Gates that said halt, in order (a halt edge to `end` completes the run, but the
     /// halt is still worth reporting).
     pub halts: Vec<String>,
+    /// Why each of `halts` halted, in the same order: "`review` said halt", "reloop
+    /// limit 2 reached at `decide`" (empty in checkpoints older than the field).
+    #[serde(default)]
+    pub halt_reasons: Vec<String>,
     /// The most recent gate verdict.
     pub last_verdict: Option<Label>,
     /// Failures of `async` nodes (they do not change the outcome).
@@ -194,7 +201,11 @@ impl<'g> Machine<'g> {
             }
             NodeResult::Failed { reason } => {
                 match self.graph.targets(i, Some(Label::Fail)).next() {
-                    Some((_, t)) => self.activate(t, Some(i), commands),
+                    Some((_, t)) => {
+                        let why = format!("`{node}` failed: {reason}");
+                        self.state.vars.insert(REASON_VAR.into(), why);
+                        self.activate(t, Some(i), commands)
+                    }
                     None => self.fail(node, reason),
                 }
             }
@@ -221,7 +232,7 @@ impl<'g> Machine<'g> {
                     }
                     // A reloop past its bound is a halt, never a silent loop.
                     label = Label::Halt;
-                    why = format!("`{id}` asked for another loop after {max} (its bound)");
+                    why = format!("reloop limit {max} reached at `{id}`");
                 }
                 None => {
                     self.fail(&id, "it said reloop but has no reloop edge".into());
@@ -231,6 +242,9 @@ impl<'g> Machine<'g> {
         }
         if label == Label::Halt {
             self.state.halts.push(id.clone());
+            self.state.halt_reasons.push(why.clone());
+            // What the next node (a revert, say) can record as the reason.
+            self.state.vars.insert(REASON_VAR.into(), why.clone());
         }
         match self.graph.targets(gate, Some(label)).next() {
             Some((_, t)) => self.activate(t, Some(gate), commands),

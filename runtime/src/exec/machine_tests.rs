@@ -85,6 +85,7 @@ fn a_failed_node_follows_its_fail_edge() {
     let mut m = Machine::new(&g);
     m.on_input(Input::Start);
     assert_eq!(runs(&m.on_input(failed("a"))), ["rescue#1"]);
+    assert_eq!(m.state.vars["reason"], "`a` failed: boom");
 }
 
 const FORK: &str = "node start start\nnode f fork\nnode x fn run=\"x\"\nnode y fn run=\"y\"\nnode z fn run=\"z\"\n\
@@ -141,6 +142,9 @@ fn a_reloop_past_its_bound_becomes_a_halt() {
     // The third reloop exceeds max=2: the gate's halt edge is taken instead.
     assert_eq!(runs(&m.on_input(verdict("g", Label::Reloop))), ["no#1"]);
     assert_eq!(m.state.halts, ["g"]);
+    assert_eq!(m.state.halt_reasons, ["reloop limit 2 reached at `g`"]);
+    // The node the halt edge leads to can record why.
+    assert_eq!(m.state.vars["reason"], "reloop limit 2 reached at `g`");
 }
 
 #[test]

@@ -74,6 +74,9 @@ pub struct NodeReport {
     pub spawn_failure: bool,
     /// The role, when the node invoked an agent.
     pub agent: Option<String>,
+    /// The node's declared writes: `(as declared, where on disk)`, for the experiment's
+    /// evidence.
+    pub outputs: Vec<(String, PathBuf)>,
 }
 
 impl NodeReport {
@@ -83,6 +86,7 @@ impl NodeReport {
             vars: BTreeMap::new(),
             spawn_failure: false,
             agent: None,
+            outputs: Vec::new(),
         }
     }
     pub fn failed(reason: impl Into<String>) -> Self {
@@ -93,6 +97,7 @@ impl NodeReport {
             vars: BTreeMap::new(),
             spawn_failure: false,
             agent: None,
+            outputs: Vec::new(),
         }
     }
     fn verdict(label: Label) -> Self {
@@ -101,6 +106,7 @@ impl NodeReport {
             vars: BTreeMap::new(),
             spawn_failure: false,
             agent: None,
+            outputs: Vec::new(),
         }
     }
 }
@@ -251,6 +257,21 @@ impl<'a> NodeCx<'a> {
         format!("`{field}` of `{}`: {e}", self.node.id)
     }
 
+    /// The node's declared writes, rendered: `(as declared, where on disk)`. A path
+    /// that cannot be rendered is left out (its post-check says why).
+    pub fn declared_outputs(&self) -> Vec<(String, PathBuf)> {
+        self.node
+            .attrs
+            .writes
+            .iter()
+            .filter_map(|w| self.render("writes", &w.path).ok())
+            .map(|shown| {
+                let path = self.roots.resolve(&shown);
+                (shown, path)
+            })
+            .collect()
+    }
+
     /// Runs the node's post-checks on each declared write.
     pub fn check_writes(&self) -> Result<(), String> {
         for w in &self.node.attrs.writes {
@@ -337,6 +358,7 @@ pub async fn run(
     if matches!(node.kind, NodeKind::Fn | NodeKind::Study) {
         report.vars.extend(published_vars(&cx));
     }
+    report.outputs = cx.declared_outputs();
     report
 }
 

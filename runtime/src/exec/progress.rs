@@ -240,6 +240,7 @@ mod tests {
                 result,
                 vars: None,
                 duration_ms: Some(5),
+                evidence: None,
             })
         };
         p.apply(&ev(EventData::RunStarted {

@@ -70,8 +70,14 @@ pub fn begin(
             info: info.clone(),
         });
     }
-    let mut ws = worktrees::create(project, begun.id, &target)?;
     let previous = recorded.as_ref().and_then(|i| i.workspace.as_ref());
+    if recorded.is_some() && previous.is_none() {
+        // Recorded but never given its workspace: an earlier begin of this experiment
+        // was killed while making the worktree, and nothing has run in it since (agents
+        // start only after begin). Whatever that left is half a checkout.
+        worktrees::discard_unfinished(project, begun.id)?;
+    }
+    let mut ws = worktrees::create(project, begun.id, &target)?;
     if let Some(previous) = previous {
         // The first begin saw the true base; a later target tip is not it.
         ws.base_commit = previous.base_commit.clone();

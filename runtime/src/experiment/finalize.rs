@@ -275,12 +275,30 @@ fn judged_under(root: &Path, id: u32, outcome: &mut Outcome) {
     if outcome.gate.is_none() {
         outcome.gate = pre.as_ref().and_then(|p| p.gate.clone());
     }
+    if matches!(outcome.verdict, Verdict::Revert | Verdict::Error) {
+        outcome.notes = with_reasons(pre.as_ref(), &outcome.notes);
+    }
     if outcome.verdict == Verdict::Revert && outcome.revert_cause.is_none() {
         outcome.revert_cause = Some(match &pre {
             None => RevertCause::Unmeasured,
             Some(p) => crate::precheck::revert_cause(p.passed, p.error.as_deref(), &p.checks),
         });
     }
+}
+
+/// A revert's notes: the failing checks of its precheck first, then the notes given
+/// (the halt or failure that led here, or a person's words), so the reason is named
+/// wherever the record is read.
+fn with_reasons(pre: Option<&PrecheckRecord>, given: &str) -> String {
+    let mut parts = pre.map(PrecheckRecord::reasons).unwrap_or_default();
+    let given = given.trim();
+    if !given.is_empty() {
+        parts.push(given.to_string());
+    }
+    if parts.is_empty() {
+        return "no precheck recorded and no reason given".to_string();
+    }
+    parts.join("; ")
 }
 
 /// A keep makes the eval it was judged on the growth baseline.

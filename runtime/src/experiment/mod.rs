@@ -10,6 +10,7 @@
 
 mod begin;
 mod diffstat;
+pub mod evidence;
 mod finalize;
 mod precheck;
 pub mod pull_request;

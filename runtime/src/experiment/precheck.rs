@@ -56,6 +56,53 @@ pub struct PrecheckRecord {
     pub gate: Option<crate::store::GateConfig>,
 }
 
+/// How long one reason may be: a line of a terminal or a results.tsv note, not a log.
+const REASON_CHARS: usize = 200;
+
+impl PrecheckRecord {
+    /// Why this precheck did not pass, one line per failing check (`name: first
+    /// detail`, `(+N more)` when it has more), or the error that kept it from
+    /// measuring; empty when it passed. What a revert's notes, the run's closing lines
+    /// and notifications say.
+    pub fn reasons(&self) -> Vec<String> {
+        if let Some(error) = &self.error {
+            return vec![format!("could not measure: {}", one_line(error))];
+        }
+        if self.passed {
+            return Vec::new();
+        }
+        let mut out: Vec<String> = self
+            .checks
+            .iter()
+            .filter(|c| !c.passed)
+            .map(|c| {
+                let more = match c.details.len() {
+                    0 | 1 => String::new(),
+                    n => format!(" (+{} more)", n - 1),
+                };
+                match c.details.first() {
+                    Some(d) => format!("{}: {}{more}", c.name, one_line(d)),
+                    None => c.name.clone(),
+                }
+            })
+            .collect();
+        if out.is_empty() {
+            // An older record with names only.
+            out.extend(self.failures.iter().cloned());
+        }
+        out
+    }
+}
+
+/// `text` on one line and at most [`REASON_CHARS`] characters.
+fn one_line(text: &str) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match flat.char_indices().nth(REASON_CHARS) {
+        Some((cut, _)) => format!("{}…", &flat[..cut]),
+        None => flat,
+    }
+}
+
 pub(crate) fn precheck_json(project: &Path, id: u32) -> PathBuf {
     FactoryPaths::new(project)
         .experiment_dir(id)

@@ -13,6 +13,13 @@ pub const ONE_LINE_TIER: usize = 7;
 
 /// Renders `records` (any order; sorted newest first here) as the three tiers.
 pub fn format_tiered_history(records: &[ExperimentRecord]) -> String {
+    format_tiers(records, &|_| Vec::new())
+}
+
+/// Lines a caller adds under an experiment shown in full (its evidence, say).
+pub type Extra<'a> = &'a dyn Fn(u32) -> Vec<String>;
+
+fn format_tiers(records: &[ExperimentRecord], extra: Extra<'_>) -> String {
     let mut newest: Vec<&ExperimentRecord> = records.iter().collect();
     newest.sort_by_key(|r| std::cmp::Reverse(r.id));
     let mut out = String::new();
@@ -28,6 +35,9 @@ pub fn format_tiered_history(records: &[ExperimentRecord]) -> String {
     let _ = writeln!(out, "Recent experiments (full detail):");
     for r in full {
         write_full(&mut out, r);
+        for line in extra(r.id) {
+            let _ = writeln!(out, "    {line}");
+        }
     }
     if !one_line.is_empty() {
         let _ = writeln!(out, "\nEarlier experiments:");
@@ -56,6 +66,11 @@ pub fn format_tiered_history(records: &[ExperimentRecord]) -> String {
 
 /// Renders a [`History`]: pending experiments first, then the tiers.
 pub fn format_history(history: &History) -> String {
+    format_history_with(history, &|_| Vec::new())
+}
+
+/// [`format_history`] with `extra` lines under each experiment shown in full.
+pub fn format_history_with(history: &History, extra: Extra<'_>) -> String {
     let mut out = String::new();
     if !history.pending.is_empty() {
         let _ = writeln!(out, "In progress (no verdict yet):");
@@ -64,7 +79,7 @@ pub fn format_history(history: &History) -> String {
         }
         out.push('\n');
     }
-    out.push_str(&format_tiered_history(&history.records));
+    out.push_str(&format_tiers(&history.records, extra));
     out
 }
 

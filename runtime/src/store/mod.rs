@@ -188,11 +188,7 @@ impl ExperimentStore {
             } else {
                 let next = scan.max_id.saturating_add(1);
                 let id = (next..=u32::MAX).find(|id| !taken(*id)).unwrap_or(next);
-                let dir = self.paths.experiment_dir(id);
-                fs::create_dir_all(&dir).map_err(io_at(&dir))?;
-                let file = dir.join("hypothesis.md");
-                atomic_write(&file, format!("{hypothesis}\n").as_bytes()).map_err(io_at(&file))?;
-                self.write_info(&ExperimentInfo {
+                self.create_experiment_dir(&ExperimentInfo {
                     id,
                     hypothesis: hypothesis.to_owned(),
                     run_key: run_key.map(str::to_owned),
@@ -202,10 +198,14 @@ impl ExperimentStore {
                 })?;
                 Begun { id, resumed: false }
             };
+            // An experiment whose first begin was killed before its event was logged
+            // (adopted now by its hypothesis) gets its first begin event now: QA is
+            // proven against the first one, and there would be none.
+            let logged = scan.begin_hypotheses.contains_key(&begun.id);
             let event = Event::new(EventData::ExperimentBegin {
                 exp_id: begun.id,
                 hypothesis: hypothesis.to_owned(),
-                resumed: begun.resumed,
+                resumed: begun.resumed && logged,
                 run_key: run_key.map(str::to_owned),
             });
             self.log(&event)?;
@@ -306,6 +306,37 @@ impl ExperimentStore {
                 problem: e.to_string(),
             },
         })
+    }
+
+    /// `experiments/NNN/` with `hypothesis.md` and `experiment.json`, all at once: they
+    /// are written into a hidden directory that is then renamed into place, so a
+    /// begin killed half-way leaves no experiment behind (the next begin takes the
+    /// same id) rather than one without its key.
+    fn create_experiment_dir(&self, info: &ExperimentInfo) -> Result<(), StoreError> {
+        let dir = self.paths.experiment_dir(info.id);
+        let parent = self.paths.experiments_dir();
+        let staging = parent.join(format!(".begin-{:03}-{}", info.id, std::process::id()));
+        let _ = fs::remove_dir_all(&staging);
+        fs::create_dir_all(&staging).map_err(io_at(&staging))?;
+        let file = staging.join("hypothesis.md");
+        atomic_write(&file, format!("{}\n", info.hypothesis).as_bytes()).map_err(io_at(&file))?;
+        let file = staging.join("experiment.json");
+        let mut json =
+            serde_json::to_string_pretty(info).map_err(|e| io_at(&file)(io::Error::other(e)))?;
+        json.push('\n');
+        atomic_write(&file, json.as_bytes()).map_err(io_at(&file))?;
+        match fs::rename(&staging, &dir) {
+            Ok(()) => Ok(()),
+            // An empty directory of that name (a begin killed by an older version):
+            // replace it; one with files in it is never touched.
+            Err(_) if fs::remove_dir(&dir).is_ok() => {
+                fs::rename(&staging, &dir).map_err(io_at(&dir))
+            }
+            Err(e) => {
+                let _ = fs::remove_dir_all(&staging);
+                Err(io_at(&dir)(e))
+            }
+        }
     }
 
     fn write_info(&self, info: &ExperimentInfo) -> Result<(), StoreError> {
@@ -522,7 +553,9 @@ impl ExperimentStore {
         };
         let mut dirs: Vec<u32> = entries
             .iter()
-            .filter(|e| e.path().is_dir())
+            // An empty directory (left by a begin killed before this version made
+            // them atomically) holds no experiment.
+            .filter(|e| fs::read_dir(e.path()).is_ok_and(|mut d| d.next().is_some()))
             .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok()))
             .collect();
         dirs.sort_unstable();

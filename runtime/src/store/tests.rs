@@ -473,3 +473,33 @@ fn forget_marks_a_finalized_record_once_and_refuses_what_is_not_one() {
     assert_eq!(h.records[0].forgotten_at, None);
     assert!(h.warnings[0].contains("forget 1"), "{:?}", h.warnings);
 }
+
+/// A begin killed after `hypothesis.md` and before its event (and `experiment.json`):
+/// the run's resumed begin adopts the directory, and its event is the experiment's
+/// first begin, not a resumed one — QA is proven against the first begin.
+#[test]
+fn a_half_written_begin_is_adopted_with_a_first_begin_event() {
+    let (proj, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = store(proj.path(), home.path());
+    let dir = s.paths().experiment_dir(1);
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("hypothesis.md"), "Cache ASTs\n").unwrap();
+    let begun = s.begin_keyed("Cache ASTs", Some("r/begin/1")).unwrap();
+    assert_eq!((begun.id, begun.resumed), (1, true));
+    let events = crate::events::read_kind(s.paths(), kinds::EXPERIMENT_BEGIN).unwrap();
+    let resumed: Vec<bool> = events
+        .iter()
+        .filter_map(|e| match &e.data {
+            EventData::ExperimentBegin { resumed, .. } => Some(*resumed),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(resumed, [false]);
+    // A begin of the same key again is a resumed one.
+    s.begin_keyed("Cache ASTs", Some("r/begin/1")).unwrap();
+    let events = crate::events::read_kind(s.paths(), kinds::EXPERIMENT_BEGIN).unwrap();
+    assert!(matches!(
+        events.last().map(|e| &e.data),
+        Some(EventData::ExperimentBegin { resumed: true, .. })
+    ));
+}

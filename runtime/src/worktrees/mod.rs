@@ -164,6 +164,26 @@ pub fn create(project: &Path, id: u32, target_branch: &str) -> Result<Workspace,
     })
 }
 
+/// Removes what a killed [`create`] of experiment `id` may have left — git's record of
+/// the worktree and its directory under `.factory/worktrees/` — keeping the branch and
+/// any commits on it. Only for an experiment whose workspace was never recorded: no
+/// agent has worked there.
+pub fn discard_unfinished(project: &Path, id: u32) -> Result<(), WorktreeError> {
+    let paths = ensure_factory_dir(project)?;
+    let _lock = lock(&paths)?;
+    let repo = open(project)?;
+    if let Ok(wt) = repo.find_worktree(&admin_name(id)) {
+        wt.prune(Some(WorktreePruneOptions::new().valid(true).locked(true)))
+            .map_err(git)?;
+    }
+    let path = worktree_path(project, id);
+    match fs::remove_dir_all(&path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(io_at(&path)(e)),
+    }
+}
+
 /// What [`remove`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Removed {

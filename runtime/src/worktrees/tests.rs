@@ -101,6 +101,37 @@ fn a_removed_worktree_directory_is_recreated_on_the_existing_branch() {
     assert_eq!(branch_tip(dir, 2).unwrap(), Some(work.to_string()));
 }
 
+/// What a `create` killed half-way leaves — a registered worktree with half its files,
+/// or a directory git never registered — is discarded, and the branch kept.
+#[test]
+fn an_unfinished_worktree_is_discarded_and_made_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let repo = project_with_commit(dir);
+    let ws = create(dir, 3, &current_branch(&repo)).unwrap();
+    // Half a checkout: a tracked file missing.
+    fs::remove_file(ws.worktree.join("lib.txt")).unwrap();
+    discard_unfinished(dir, 3).unwrap();
+    let again = create(dir, 3, &current_branch(&repo)).unwrap();
+    assert_eq!(
+        fs::read_to_string(again.worktree.join("lib.txt")).unwrap(),
+        "one\n"
+    );
+
+    // A directory git never registered: `create` alone refuses it.
+    remove(dir, 3, false).unwrap();
+    fs::create_dir_all(worktree_path(dir, 3)).unwrap();
+    fs::write(worktree_path(dir, 3).join("partial"), "x").unwrap();
+    assert!(matches!(
+        create(dir, 3, &current_branch(&repo)),
+        Err(WorktreeError::PathTaken { .. })
+    ));
+    discard_unfinished(dir, 3).unwrap();
+    let made = create(dir, 3, &current_branch(&repo)).unwrap();
+    assert!(made.worktree.join("lib.txt").is_file());
+    assert!(branch_tip(dir, 3).unwrap().is_some(), "the branch is kept");
+}
+
 #[test]
 fn no_repository_and_no_commits_are_named() {
     let tmp = tempfile::tempdir().unwrap();

@@ -1,5 +1,6 @@
-//! The server's resources: the default project's `results.tsv`, its last eval, and
-//! each run's events (`factory://runs/{run_id}/events`).
+//! The server's resources: the default project's `results.tsv`, its last eval, each
+//! run's events (`factory://runs/{run_id}/events`) and each experiment's own evidence
+//! (`factory://experiments/{id}/evidence`).
 
 use std::path::Path;
 
@@ -12,6 +13,8 @@ pub const RESULTS: &str = "factory://results.tsv";
 pub const LAST_EVAL: &str = "factory://last_eval.json";
 const RUN_PREFIX: &str = "factory://runs/";
 const RUN_SUFFIX: &str = "/events";
+const EXP_PREFIX: &str = "factory://experiments/";
+const EXP_SUFFIX: &str = "/evidence";
 
 pub fn list() -> Vec<Resource> {
     vec![
@@ -35,7 +38,46 @@ pub fn templates() -> Vec<ResourceTemplate> {
                 "One run's events from .factory/events.jsonl as JSON lines (run ids: start_run, project_state)",
             )
             .with_mime_type("application/x-ndjson"),
+        ResourceTemplate::new(format!("{EXP_PREFIX}{{id}}{EXP_SUFFIX}"), "experiment evidence")
+            .with_description(
+                "The reports and verdicts one experiment's nodes left, as JSON: each file's node, visit, declared path, SHA-256, and its text from the experiment's own copy (`state` says when the copy is missing or was edited)",
+            )
+            .with_mime_type("application/json"),
     ]
+}
+
+/// Experiment `id`'s evidence: every kept file with the text of its copy.
+fn evidence(project: &Path, id: &str, uri: &str) -> Result<ResourceContents, String> {
+    use factory_runtime::experiment::evidence::{self, Copy};
+    let id: u32 = id.trim_start_matches('0').parse().map_err(|_| {
+        format!("`{id}` is not an experiment id (a number, as in {EXP_PREFIX}3{EXP_SUFFIX})")
+    })?;
+    let files = evidence::list(project, id)
+        .map_err(|e| format!("cannot read experiment {id}'s evidence: {e}"))?;
+    if files.is_empty() {
+        return Err(format!(
+            "experiment {id} kept no evidence (no node of it has finished, or it predates evidence)"
+        ));
+    }
+    let entries: Vec<serde_json::Value> = files
+        .iter()
+        .map(|f| {
+            let (state, text) = match evidence::read(project, id, f) {
+                Copy::Intact(bytes) => {
+                    ("intact", Some(String::from_utf8_lossy(&bytes).into_owned()))
+                }
+                Copy::NotCopied => ("not_copied", None),
+                Copy::Missing => ("missing", None),
+                Copy::Changed => ("changed", None),
+            };
+            serde_json::json!({
+                "node": f.node, "visit": f.visit, "path": f.path, "sha256": f.sha256,
+                "bytes": f.bytes, "at": f.at, "state": state, "text": text,
+            })
+        })
+        .collect();
+    let json = serde_json::to_string_pretty(&entries).map_err(|e| e.to_string())?;
+    Ok(ResourceContents::text(json, uri).with_mime_type("application/json"))
 }
 
 /// The contents of `uri`, or why it cannot be read.
@@ -82,7 +124,13 @@ pub fn read(project: &Path, uri: &str) -> Result<ResourceContents, String> {
         return Ok(ResourceContents::text(lines.join("\n") + "\n", uri)
             .with_mime_type("application/x-ndjson"));
     }
+    if let Some(id) = uri
+        .strip_prefix(EXP_PREFIX)
+        .and_then(|r| r.strip_suffix(EXP_SUFFIX))
+    {
+        return evidence(project, id, uri);
+    }
     Err(format!(
-        "unknown resource `{uri}`; the resources are {RESULTS}, {LAST_EVAL} and {RUN_PREFIX}<run_id>{RUN_SUFFIX}"
+        "unknown resource `{uri}`; the resources are {RESULTS}, {LAST_EVAL}, {RUN_PREFIX}<run_id>{RUN_SUFFIX} and {EXP_PREFIX}<id>{EXP_SUFFIX}"
     ))
 }

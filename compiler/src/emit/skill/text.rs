@@ -60,6 +60,7 @@ pub(super) fn meaning(ir: &Ir, var: &str) -> String {
         "verdict" => "the verdict of the most recent review checkpoint",
         "score_before" => "the composite score before the change (`factory eval`)",
         "score_after" => "the composite score after the change (`factory eval`)",
+        "reason" => "why you are here: the review that said halt, the loop limit reached, or the step that failed, in a few words",
         _ => "a value supplied when the step runs",
     }
     .to_string()

@@ -139,9 +139,49 @@ pub fn page(index: usize, path: &Path, id: u32) -> String {
     shell(&title, &crumbs, &body)
 }
 
-/// The review files the experiment's agents wrote and the verdict files of its run's
-/// gates, as they are on disk now.
+/// The reports and verdicts the experiment's nodes left, from its own evidence (each
+/// path's last version, checked against the SHA-256 the log bound); an experiment from
+/// before evidence was kept shows the files as they are on disk now, and says so.
 fn reviews(project: &Path, id: u32, run_id: Option<&str>) -> String {
+    use factory_runtime::experiment::evidence::{self, Copy};
+    let kept = match evidence::latest(project, id) {
+        Ok(kept) => kept,
+        Err(e) => return degraded("evidence.jsonl", &e.to_string()),
+    };
+    if kept.is_empty() {
+        return on_disk_reviews(project, id, run_id);
+    }
+    let mut s = String::new();
+    for f in &kept {
+        let from = format!("{} · visit {}", f.node, f.visit);
+        let body = match evidence::read(project, id, f) {
+            Copy::Intact(bytes) => markdown::render(&String::from_utf8_lossy(
+                &bytes[..bytes.len().min(MAX_FILE as usize)],
+            )),
+            Copy::NotCopied => format!(
+                "<p class=\"muted\">{} bytes: too large to keep a copy (SHA-256 {}).</p>",
+                f.bytes,
+                esc(&f.sha256)
+            ),
+            Copy::Missing => degraded("evidence", "the kept copy is gone"),
+            Copy::Changed => degraded(
+                "evidence",
+                "the kept copy was edited after the node finished: it no longer matches the SHA-256 its event recorded",
+            ),
+        };
+        s.push_str(&format!(
+            "<details open class=\"review\"><summary><code>{}</code> <span class=\"muted\">{}</span></summary>{}</details>",
+            esc(&f.path),
+            esc(&from),
+            body
+        ));
+    }
+    s
+}
+
+/// The review files the experiment's agents wrote and the verdict files of its run's
+/// gates, as they are on disk now: for experiments from before evidence was kept.
+fn on_disk_reviews(project: &Path, id: u32, run_id: Option<&str>) -> String {
     let paths = FactoryPaths::new(project);
     let mut files: BTreeSet<String> = BTreeSet::new();
     for kind in [kinds::AGENT_COMPLETED, kinds::AGENT_FAILED] {
@@ -182,6 +222,11 @@ fn reviews(project: &Path, id: u32, run_id: Option<&str>) -> String {
     }
     if s.is_empty() {
         s.push_str("<p class=\"muted\">No review or verdict files for this experiment.</p>");
+    } else {
+        s.insert_str(
+            0,
+            "<p class=\"muted\">This experiment kept no evidence of its own (it predates it): these are the files as they are on disk now, which later runs may have overwritten.</p>",
+        );
     }
     s
 }
