@@ -307,10 +307,12 @@ fn steps_follow_the_graph_and_say_where_each_verdict_leads() {
     pos(
         "Wait until every parallel branch has finished: step 3 (`pitfalls`) and step 4 (`similar`).",
     );
-    pos("git worktree add .factory/worktrees/tries-<i> -b factory/tries-<i>   # for i = 1 … 3");
-    pos("In each worktree, run steps 9 to 11 on their own");
+    // The fan-out runs the body once per hypothesis; nothing is created by hand.
+    assert!(!md.contains("git worktree add"), "{md}");
+    pos("Run the steps below once per hypothesis of the plan");
+    pos("In each copy of steps 9 to 11, `{{hypothesis}}` is that hypothesis's text");
     pos("Wait for every worktree of step 8 (`tries`) to finish");
-    pos("factory eval --json");
+    pos("factory precheck {{project_path}} --exp <id> --json   # for each open branch");
     let archivist = &md[pos("### Step 18: `archivist`")..];
     assert!(archivist.contains("**Does not block:** start it and continue"));
     // Failure paths and docs.

@@ -122,6 +122,18 @@ pub fn verdict_file(node: &Node) -> Option<String> {
 /// The heading under which a verdict file states PROCEED, RELOOP or HALT.
 pub const VERDICT_HEADING: &str = "## Verdict";
 
+/// Whether `node` begins an experiment (its command is `factory begin …`): the nodes
+/// after it work in that experiment's worktree, which the SKILL.md says with
+/// `factory agent ROLE --exp {{exp_id}}` as the executor does with its worktree root.
+pub fn begins_experiment(node: &Node) -> bool {
+    node.kind == super::NodeKind::Fn
+        && node
+            .attrs
+            .run
+            .as_deref()
+            .is_some_and(|r| r.trim_start().starts_with("factory begin"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::{artifact_key, placeholders, template_vars};

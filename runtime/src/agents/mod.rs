@@ -13,8 +13,8 @@ use std::time::Duration;
 
 pub use invoke::{close_dangling, invoke, invoke_capturing, invoke_with_progress, review_path};
 pub use prompt::{
-    PromptSource, ResolvedPlaybook, ResolvedPrompt, compose_prompt, known_roles, resolve_playbook,
-    resolve_prompt, resolve_prompt_in,
+    PromptSource, ResolvedPlaybook, ResolvedPrompt, Whereabouts, compose_prompt, known_roles,
+    resolve_playbook, resolve_prompt, resolve_prompt_in, whereabouts,
 };
 
 use crate::events::EventsError;
@@ -42,7 +42,7 @@ pub enum AgentError {
     #[diagnostic(
         code(factory::agent::no_worktree),
         help(
-            "start it with `factory begin --hypothesis \"...\"`; a finalized experiment's worktree is gone"
+            "an open experiment's worktree is made by `factory begin --hypothesis \"...\"` (run again, it makes it anew)"
         )
     )]
     NoWorktree { id: u32, path: PathBuf },
@@ -328,17 +328,36 @@ pub fn run_role(
     let (cwd, env) = match run.exp {
         Some(id) => {
             let wt = crate::worktrees::worktree_path(&project, id);
-            if !wt.is_dir() {
+            let exp_env = vec![("FACTORY_EXP_ID".to_string(), id.to_string())];
+            if wt.is_dir() {
+                (wt, exp_env)
+            } else if finalized(&project, id) {
+                // A finalized experiment's worktree is gone: its archivist works in
+                // the project, for it.
+                (project.clone(), exp_env)
+            } else {
                 return Err(AgentError::NoWorktree { id, path: wt });
             }
-            (wt, vec![("FACTORY_EXP_ID".to_string(), id.to_string())])
         }
         None => (project.clone(), Vec::new()),
     };
+    let task = format!(
+        "{}{}",
+        run.task,
+        whereabouts(&Whereabouts {
+            project: &project,
+            node: None,
+            visit: 1,
+            work_dir: &cwd,
+            in_worktree: cwd != project,
+            exp_id: run.exp,
+            branch: None,
+        })
+    );
     let req = AgentRequest {
         role: run.role.clone(),
-        prompt: compose_prompt(&resolved, &run.task, &[], None),
-        task: run.task.clone(),
+        prompt: compose_prompt(&resolved, &task, &[], None),
+        task,
         cwd,
         env,
         project: project.clone(),
@@ -437,3 +456,12 @@ fn run_interactive(
 
 #[cfg(test)]
 mod tests;
+
+/// Whether experiment `id` has a verdict.
+fn finalized(project: &Path, id: u32) -> bool {
+    crate::store::ExperimentStore::open(project)
+        .info(id)
+        .ok()
+        .flatten()
+        .is_some_and(|i| i.verdict.is_some())
+}

@@ -254,3 +254,65 @@ pub fn compose_prompt(
     }
     text
 }
+
+/// What an agent is told about where it is.
+pub struct Whereabouts<'a> {
+    pub project: &'a Path,
+    /// The graph node it runs as (none for `factory agent` by hand).
+    pub node: Option<&'a str>,
+    pub visit: u32,
+    pub work_dir: &'a Path,
+    /// `work_dir` is the experiment's worktree.
+    pub in_worktree: bool,
+    pub exp_id: Option<u32>,
+    pub branch: Option<&'a str>,
+}
+
+/// The facts the role prompts promise an agent, as the task's last section: its node
+/// and visit, where it runs, and the experiment (id, branch, base, records) when there
+/// is one. `tests/experiment_evidence.rs` holds every prompt to it.
+pub fn whereabouts(w: &Whereabouts<'_>) -> String {
+    let mut s = String::from("\n\n## Where you are\n\n");
+    match w.node {
+        Some(node) => s.push_str(&format!("- Node: `{node}`, visit {}\n", w.visit)),
+        None => s.push_str(&format!(
+            "- Run by hand (`factory agent`), visit {}\n",
+            w.visit
+        )),
+    }
+    let place = if w.in_worktree {
+        "the experiment's worktree, a checkout of its branch"
+    } else {
+        "the project root"
+    };
+    s.push_str(&format!(
+        "- Working directory: {} ({place})\n",
+        w.work_dir.display()
+    ));
+    s.push_str(&format!(
+        "- Project: {} (its `.factory/` holds the reviews and records)\n",
+        w.project.display()
+    ));
+    let Some(id) = w.exp_id else {
+        return s;
+    };
+    let store = crate::store::ExperimentStore::open(w.project);
+    let ws = store.info(id).ok().flatten().and_then(|i| i.workspace);
+    let branch = w
+        .branch
+        .map(str::to_string)
+        .or_else(|| ws.as_ref().map(|ws| ws.branch.clone()))
+        .map_or(String::new(), |b| format!(", branch `{b}`"));
+    s.push_str(&format!("- Experiment: {id}{branch}\n"));
+    if let Some(base) = ws.map(|w| w.base_commit) {
+        s.push_str(&format!(
+            "- Base commit: {base} (what the experiment is measured against: `git diff {base}..HEAD`)\n"
+        ));
+    }
+    let dir = crate::project::layout::FactoryPaths::new(w.project).experiment_dir(id);
+    s.push_str(&format!(
+        "- Its records: {} (`hypothesis.md`; `precheck.json` once measured; `verdict.json` once finalized; `evidence.jsonl` lists every report and verdict it produced, copies in `evidence/`)\n",
+        dir.display()
+    ));
+    s
+}

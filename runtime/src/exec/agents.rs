@@ -172,52 +172,17 @@ async fn invoke(
     Ok(report)
 }
 
-/// The facts the role prompts promise an agent, as the task's last section: its node
-/// and visit, where it runs, and the experiment (id, branch, records) when there is one.
-/// (`tests/agent_context.rs` holds every prompt to it.)
+/// The task's `## Where you are` for a node's agent ([`agents::whereabouts`]).
 fn whereabouts(cx: &NodeCx<'_>) -> String {
-    let work = cx.roots.work_dir();
-    let mut s = format!(
-        "\n\n## Where you are\n\n- Node: `{}`, visit {}\n",
-        cx.node.id, cx.visit
-    );
-    let branch = cx.vars.get("branch");
-    if cx.roots.worktree.is_some() {
-        s.push_str(&format!(
-            "- Working directory: {} (the experiment's worktree, a checkout of its branch)\n",
-            work.display()
-        ));
-    } else {
-        s.push_str(&format!(
-            "- Working directory: {} (the project root)\n",
-            work.display()
-        ));
-    }
-    s.push_str(&format!(
-        "- Project: {} (its `.factory/` holds the reviews and records)\n",
-        cx.env.project.display()
-    ));
-    if let Some(id) = cx.vars.get("exp_id").and_then(|v| v.parse::<u32>().ok()) {
-        let branch = branch.map_or(String::new(), |b| format!(", branch `{b}`"));
-        s.push_str(&format!("- Experiment: {id}{branch}\n"));
-        let base = crate::store::ExperimentStore::open(&cx.env.project)
-            .info(id)
-            .ok()
-            .flatten()
-            .and_then(|i| i.workspace)
-            .map(|w| w.base_commit);
-        if let Some(base) = base {
-            s.push_str(&format!(
-                "- Base commit: {base} (what the experiment is measured against: `git diff {base}..HEAD`)\n"
-            ));
-        }
-        let dir = crate::project::layout::FactoryPaths::new(&cx.env.project).experiment_dir(id);
-        s.push_str(&format!(
-            "- Its records: {} (`hypothesis.md`; `precheck.json` once measured; `verdict.json` once finalized; `evidence.jsonl` lists every report and verdict it produced, copies in `evidence/`)\n",
-            dir.display()
-        ));
-    }
-    s
+    agents::whereabouts(&agents::Whereabouts {
+        project: &cx.env.project,
+        node: Some(&cx.node.id),
+        visit: cx.visit,
+        work_dir: cx.roots.work_dir(),
+        in_worktree: cx.roots.worktree.is_some(),
+        exp_id: cx.vars.get("exp_id").and_then(|v| v.parse().ok()),
+        branch: cx.vars.get("branch").map(String::as_str),
+    })
 }
 
 fn describe(e: &AgentError) -> String {

@@ -37,6 +37,10 @@ pub(super) struct Context<'a> {
     /// Parallel blocks by id: looked up by prefix, so finding a node's block costs the
     /// dots in its id, not a scan of every node (which made emitting quadratic).
     parallels: BTreeMap<&'a str, &'a Node>,
+    /// Nodes that run after an experiment is begun: their agents work in its worktree.
+    in_experiment: std::collections::BTreeSet<&'a str>,
+    /// Nodes that begin an experiment.
+    begins: Vec<&'a str>,
 }
 
 impl<'a> Context<'a> {
@@ -58,11 +62,35 @@ impl<'a> Context<'a> {
             .filter(|p| p.kind == NodeKind::Parallel)
             .map(|p| (p.id.as_str(), p))
             .collect();
+        let in_experiment = after_begin(ir, &out);
+        let begins = ir
+            .nodes
+            .iter()
+            .filter(|n| conventions::begins_experiment(n))
+            .map(|n| n.id.as_str())
+            .collect();
         Context {
+            begins,
             numbers,
             out,
             into,
             parallels,
+            in_experiment,
+        }
+    }
+
+    /// Whether a node of parallel block `parallel`'s body begins an experiment.
+    fn body_begins_experiment(&self, parallel: &str) -> bool {
+        let prefix = format!("{parallel}.");
+        self.begins.iter().any(|id| id.starts_with(&prefix))
+    }
+
+    /// ` --exp {{exp_id}}` for an agent that works on the experiment begun before it.
+    fn exp_flag(&self, id: &str) -> &'static str {
+        if self.in_experiment.contains(id) {
+            " --exp {{exp_id}}"
+        } else {
+            ""
         }
     }
 
@@ -115,6 +143,28 @@ impl<'a> Context<'a> {
         let (min, max) = body.fold((usize::MAX, 0), |(lo, hi), n| (lo.min(n), hi.max(n)));
         (max > 0).then_some((min, max))
     }
+}
+
+/// Every node reachable from a node that begins an experiment (not the begin itself).
+fn after_begin<'a>(
+    ir: &'a Ir,
+    out: &BTreeMap<&'a str, Vec<&'a Edge>>,
+) -> std::collections::BTreeSet<&'a str> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut work: Vec<&str> = ir
+        .nodes
+        .iter()
+        .filter(|n| conventions::begins_experiment(n))
+        .map(|n| n.id.as_str())
+        .collect();
+    while let Some(id) = work.pop() {
+        for e in out.get(id).map(Vec::as_slice).unwrap_or(&[]) {
+            if seen.insert(e.to.as_str()) {
+                work.push(e.to.as_str());
+            }
+        }
+    }
+    seen
 }
 
 fn join_and(items: &[String]) -> String {
@@ -194,7 +244,8 @@ pub(super) fn build(cx: &Context<'_>, node: &Node) -> StepView {
             step.intro
                 .push(format!("Run the {} agent with this task:", code(&role)));
             step.command = Some(format!(
-                "factory agent {role} --task {}",
+                "factory agent {role}{} --task {}",
+                cx.exp_flag(&node.id),
                 shell_quote(&task)
             ));
         }
@@ -335,7 +386,8 @@ fn gate(cx: &Context<'_>, node: &Node, step: &mut StepView) {
                 .push(format!("The {} agent answers this question:", code(&role)));
             step.intro.push(format!("> {question}"));
             step.command = Some(format!(
-                "factory agent {role} --task {}",
+                "factory agent {role}{} --task {}",
+                cx.exp_flag(&node.id),
                 shell_quote(&task)
             ));
             step.details.push(format!(
@@ -383,19 +435,11 @@ fn gate(cx: &Context<'_>, node: &Node, step: &mut StepView) {
 }
 
 fn parallel(cx: &Context<'_>, node: &Node, step: &mut StepView) {
-    let a = &node.attrs;
-    step.title = format!("{} — fan out into worktrees", code(&node.id));
+    step.title = format!("{} — fan out, one branch per hypothesis", code(&node.id));
     let count = count_text(node);
-    let n = a
-        .count
-        .map(|n| n.to_string())
-        .unwrap_or_else(|| "N".to_string());
     step.intro.push(format!(
-        "Create {count} git worktrees, one per hypothesis, each on its own branch:"
-    ));
-    step.command = Some(format!(
-        "git worktree add .factory/worktrees/{id}-<i> -b factory/{id}-<i>   # for i = 1 … {n}",
-        id = node.id
+        "Run the steps below once per hypothesis of the plan (its `## Hypothesis 1` … \
+         sections in `.factory/strategy/current.md`; {count}), each copy on its own:"
     ));
     if let Some((first, last)) = cx.body_range(&node.id) {
         let range = if first == last {
@@ -404,14 +448,22 @@ fn parallel(cx: &Context<'_>, node: &Node, step: &mut StepView) {
             format!("steps {first} to {last}")
         };
         step.details.push(format!(
-            "In each worktree, run {range} on their own; the copies may run at the same time \
-             and must never touch each other's worktree."
+            "In each copy of {range}, `{{{{hypothesis}}}}` is that hypothesis's text; the \
+             copies may run at the same time."
         ));
+    }
+    if cx.body_begins_experiment(&node.id) {
+        step.details.push(
+            "Each copy's `factory begin` makes that hypothesis's own experiment, branch and \
+             worktree and prints its `{{exp_id}}`, which the copy's later steps use: never \
+             create a worktree or branch by hand, and never touch another copy's worktree."
+                .to_string(),
+        );
     }
 }
 
 fn select(cx: &Context<'_>, node: &Node, step: &mut StepView) {
-    step.title = format!("{} — keep the best worktree", code(&node.id));
+    step.title = format!("{} — keep the best branch", code(&node.id));
     let block = cx
         .edges_into(&node.id)
         .iter()
@@ -426,14 +478,20 @@ fn select(cx: &Context<'_>, node: &Node, step: &mut StepView) {
     };
     let strategy = node.attrs.strategy.as_deref().unwrap_or("best_score");
     step.intro.push(format!(
-        "Wait for {from} to finish, then score each one (selection: {}) by running this \
-         in it:",
+        "Wait for {from} to finish, then, for each branch's experiment that is still open \
+         (a branch that failed was recorded as `revert` by its own steps), read its score \
+         (selection: {}) from a fresh precheck:",
         code(strategy)
     ));
-    step.command = Some("factory eval --json".to_string());
+    step.command = Some(
+        "factory precheck {{project_path}} --exp <id> --json   # for each open branch".to_string(),
+    );
     step.details.push(
-        "Keep the worktree with the highest `composite` score; remove the others with \
-         `git worktree remove` and continue from the winner."
+        "The passing branch with the highest `score_after` is the winner: its id is \
+         `{{exp_id}}` from here on. Record every other passing branch with `factory finalize \
+         {{project_path}} --id <id> --verdict superseded --superseded-by {{exp_id}}`, and a \
+         failing one with `--verdict revert`; factory removes their worktrees, so never \
+         remove one by hand."
             .to_string(),
     );
 }
