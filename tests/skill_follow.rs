@@ -79,22 +79,276 @@ fn next_of(step: &Step) -> Option<usize> {
     step_after(line)
 }
 
-fn fill(command: &str, vars: &BTreeMap<&str, String>) -> String {
-    let mut out = command.to_string();
-    for (k, v) in vars {
-        out = out.replace(&format!("{{{{{k}}}}}"), v);
+/// The text of each `## Hypothesis …` section's first line of prose.
+fn hypotheses(plan: &str) -> Vec<String> {
+    plan.split("\n## Hypothesis")
+        .skip(1)
+        .filter_map(|h| h.lines().skip(1).map(str::trim).find(|l| !l.is_empty()))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Does what a SKILL.md says, step by step, in a project.
+struct Follower<'a> {
+    p: &'a Project,
+    steps: BTreeMap<usize, Step>,
+    script: std::path::PathBuf,
+    vars: BTreeMap<String, String>,
+    /// Every experiment `factory begin` printed.
+    begun: Vec<u32>,
+    /// The scripted agents' stand-in for reading their experiment's `hypothesis.md`.
+    hypothesis_index: Option<usize>,
+    walked: usize,
+}
+
+impl<'a> Follower<'a> {
+    fn new(p: &'a Project, mode: &str, script: &str) -> Self {
+        let out = tempfile::tempdir().unwrap();
+        let export = p.factory(&["skills", "export", "--out", out.path().to_str().unwrap()]);
+        assert!(export.status.success(), "{export:?}");
+        let skill =
+            fs::read_to_string(out.path().join(format!("workflow-{mode}/SKILL.md"))).unwrap();
+        let path = p.path().join(".factory/agents.yaml");
+        fs::write(&path, script).unwrap();
+        let mut vars = BTreeMap::new();
+        vars.insert("project_path".to_string(), p.path().display().to_string());
+        // "Settings": `- `name` = value (…)`, the knobs' current defaults.
+        for line in skill
+            .lines()
+            .filter(|l| l.starts_with("- `") && l.contains("` = "))
+        {
+            let name = line[3..].split('`').next().unwrap();
+            let value = line
+                .split("` = ")
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap();
+            vars.insert(format!("knobs.{name}"), value.to_string());
+        }
+        Follower {
+            p,
+            steps: steps(&skill),
+            script: path,
+            vars,
+            begun: Vec::new(),
+            hypothesis_index: None,
+            walked: 0,
+        }
     }
-    assert!(
-        !out.contains("{{"),
-        "a variable the skill never explained: {out}"
-    );
-    out
+
+    /// The command with its variables filled in as a careful person would: a value
+    /// inside double quotes has `"`, `\\`, `$` and backticks escaped, so a hypothesis
+    /// that mentions `word_count` stays text.
+    fn fill(&self, command: &str) -> String {
+        let mut out = command.to_string();
+        for (k, v) in &self.vars {
+            let quoted = v
+                .replace('\\', "\\\\")
+                .replace('"', "\\\"")
+                .replace('$', "\\$")
+                .replace('`', "\\`");
+            out = out.replace(&format!("\"{{{{{k}}}}}\""), &format!("\"{quoted}\""));
+            out = out.replace(&format!("{{{{{k}}}}}"), v);
+        }
+        assert!(
+            !out.contains("{{"),
+            "a variable the skill never explained: {out}"
+        );
+        out
+    }
+
+    fn run(&self, command: &str) -> std::process::Output {
+        let bin = assert_cmd::cargo::cargo_bin("factory");
+        let path = format!(
+            "{}:{}",
+            bin.parent().unwrap().display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let mut c = Command::new("sh");
+        c.args(["-c", command])
+            .current_dir(self.p.path())
+            .env("PATH", path)
+            .env("FACTORY_HOME", self.p.home())
+            .env("CARGO_TARGET_DIR", self.p.target())
+            .env("FACTORY_RUNNER", "replay")
+            .env("FACTORY_REPLAY_SCRIPT", &self.script)
+            .env_remove("FACTORY_RUN_ID");
+        if let Some(i) = self.hypothesis_index {
+            c.env("FACTORY_HYPOTHESIS_INDEX", i.to_string());
+        }
+        c.output().unwrap()
+    }
+
+    /// Follows the steps from `from` to the end, or (with `within`) until a step outside
+    /// that range, which it returns.
+    fn walk(&mut self, from: usize, within: Option<(usize, usize)>) -> Option<usize> {
+        let mut at = Some(from);
+        while let Some(n) = at {
+            if within.is_some_and(|(a, b)| n < a || n > b) {
+                return Some(n);
+            }
+            self.walked += 1;
+            assert!(self.walked < 200, "the skill loops");
+            at = self.step(n);
+        }
+        None
+    }
+
+    /// Does step `n`; where it leads.
+    fn step(&mut self, n: usize) -> Option<usize> {
+        let text = self.steps[&n].text.clone();
+        let title = text.lines().next().unwrap_or_default().to_string();
+        if title.ends_with("start in parallel") {
+            // "Run these steps in parallel": one after another is one legal order.
+            let line = text
+                .lines()
+                .find(|l| l.starts_with("Run these steps"))
+                .unwrap();
+            let listed: Vec<usize> = line
+                .split("step ")
+                .skip(1)
+                .filter_map(|s| s.split(' ').next()?.parse().ok())
+                .collect();
+            for k in &listed {
+                self.step(*k);
+            }
+            return next_of(&self.steps[&listed[0]]);
+        }
+        if title.ends_with("wait for the parallel steps") {
+            return next_of(&self.steps[&n]);
+        }
+        if title.ends_with("fan out, one branch per hypothesis") {
+            let range = text.split("In each copy of steps ").nth(1).unwrap();
+            let mut bounds = range
+                .split(|c: char| !c.is_ascii_digit())
+                .filter(|s| !s.is_empty());
+            let a: usize = bounds.next().unwrap().parse().unwrap();
+            let b: usize = bounds.next().unwrap().parse().unwrap();
+            let plan =
+                fs::read_to_string(self.p.path().join(".factory/strategy/current.md")).unwrap();
+            let mut exit = None;
+            for (i, h) in hypotheses(&plan).into_iter().enumerate() {
+                self.vars.insert("hypothesis".into(), h);
+                self.hypothesis_index = Some(i + 1);
+                exit = self.walk(a, Some((a, b)));
+            }
+            self.hypothesis_index = None;
+            return exit;
+        }
+        if title.ends_with("keep the best branch") {
+            return self.select(n);
+        }
+        let step = &self.steps[&n];
+        if step.text.contains("{{hypothesis}}") && !self.vars.contains_key("hypothesis") {
+            let plan =
+                fs::read_to_string(self.p.path().join(".factory/strategy/current.md")).unwrap();
+            self.vars
+                .insert("hypothesis".into(), hypotheses(&plan)[0].clone());
+        }
+        let template = step
+            .command
+            .clone()
+            .unwrap_or_else(|| panic!("step {n} runs nothing: {}", step.text));
+        if template.contains("{{reason}}") {
+            self.vars
+                .insert("reason".into(), format!("step {n} was reached"));
+        }
+        let command = self.fill(&template);
+        let done = self.run(&command);
+        let said = format!(
+            "step {n} `{command}`:\n{}{}",
+            String::from_utf8_lossy(&done.stdout),
+            String::from_utf8_lossy(&done.stderr)
+        );
+        let step = &self.steps[&n];
+        if command.starts_with("factory begin ") {
+            let id: u32 = String::from_utf8_lossy(&done.stdout)
+                .trim()
+                .parse()
+                .unwrap_or_else(|_| panic!("begin prints the id: {said}"));
+            self.begun.push(id);
+            self.vars.insert("exp_id".into(), id.to_string());
+        }
+        if step.text.contains("Exit status 0 means **proceed**") {
+            return on_verdict(
+                step,
+                if done.status.success() {
+                    "proceed"
+                } else {
+                    "halt"
+                },
+            );
+        }
+        assert!(done.status.success(), "{said}");
+        if let Some(line) = step
+            .text
+            .lines()
+            .find(|l| l.starts_with("- Then read the verdict in "))
+        {
+            let file = line.split('`').nth(1).unwrap();
+            let text = fs::read_to_string(self.p.path().join(file))
+                .unwrap_or_else(|e| panic!("{file}: {e}: {said}"));
+            let verdict = text
+                .split("## Verdict")
+                .nth(1)
+                .and_then(|v| v.lines().map(str::trim).find(|l| !l.is_empty()))
+                .unwrap()
+                .to_lowercase();
+            return on_verdict(step, &verdict);
+        }
+        next_of(step)
+    }
+
+    /// "Keep the best branch", as the step says: a fresh precheck of each open branch,
+    /// the best passing one becomes `{{exp_id}}`, the other passing ones are superseded
+    /// by it and the failing ones reverted.
+    fn select(&mut self, n: usize) -> Option<usize> {
+        let finalized: Vec<String> = self.p.results().iter().map(|r| r["id"].clone()).collect();
+        let project = self.vars["project_path"].clone();
+        let mut scored: Vec<(u32, bool, f64)> = Vec::new();
+        for id in self.begun.clone() {
+            if finalized.contains(&id.to_string()) {
+                continue;
+            }
+            let out = self.run(&format!("factory precheck {project} --exp {id} --json"));
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            scored.push((id, v["passed"] == true, v["score"].as_f64().unwrap_or(0.0)));
+        }
+        let winner = scored
+            .iter()
+            .filter(|s| s.1)
+            .max_by(|a, b| a.2.total_cmp(&b.2))
+            .map(|s| s.0);
+        let Some(winner) = winner else {
+            let fail = self.steps[&n]
+                .text
+                .lines()
+                .find(|l| l.starts_with("If it fails"))
+                .unwrap();
+            return step_after(fail);
+        };
+        for (id, passed, _) in scored.into_iter().filter(|s| s.0 != winner) {
+            let verdict = if passed {
+                format!("superseded --superseded-by {winner}")
+            } else {
+                "revert".to_string()
+            };
+            let out = self.run(&format!(
+                "factory finalize {project} --id {id} --verdict {verdict}"
+            ));
+            assert!(out.status.success(), "{out:?}");
+        }
+        self.vars.insert("exp_id".into(), winner.to_string());
+        next_of(&self.steps[&n])
+    }
 }
 
 /// The demo's agents, keyed by role as `factory agent` looks them up: the researcher
 /// serves both research steps, and the CEO writes PROCEED wherever its task says.
-fn agents_script() -> String {
-    let demo = Path::new(DEMO).join("replay.yaml");
+fn agents_script(file: &str) -> String {
+    let demo = Path::new(DEMO).join(file);
     let explorer = fs::read_to_string(&demo).unwrap();
     let graph_context = explorer
         .split("  study.explorer:\n    - write:\n")
@@ -150,143 +404,8 @@ fn improve_followed_step_by_step_ends_in_a_keep_on_the_experiment_branch() {
     let main_before = head(p.path());
     // The baseline eval left a Cargo.lock; whatever is there stays as it is.
     let dirty_before = dirty(p.path());
-    let out = tempfile::tempdir().unwrap();
-    let export = p.factory(&["skills", "export", "--out", out.path().to_str().unwrap()]);
-    assert!(export.status.success(), "{export:?}");
-    let skill = fs::read_to_string(out.path().join("workflow-improve/SKILL.md")).unwrap();
-    let steps = steps(&skill);
-    let script = p.path().join(".factory/agents.yaml");
-    fs::write(&script, agents_script()).unwrap();
-
-    let mut vars: BTreeMap<&str, String> = BTreeMap::new();
-    vars.insert("project_path", p.path().display().to_string());
-    let run = |command: &str| {
-        Command::new("sh")
-            .args(["-c", command])
-            .current_dir(p.path())
-            .env("PATH", {
-                let bin = assert_cmd::cargo::cargo_bin("factory");
-                format!(
-                    "{}:{}",
-                    bin.parent().unwrap().display(),
-                    std::env::var("PATH").unwrap_or_default()
-                )
-            })
-            .env("FACTORY_HOME", p.home())
-            .env("CARGO_TARGET_DIR", p.target())
-            .env("FACTORY_RUNNER", "replay")
-            .env("FACTORY_REPLAY_SCRIPT", &script)
-            .env_remove("FACTORY_RUN_ID")
-            .output()
-            .unwrap()
-    };
-    let mut at = Some(1);
-    let mut walked = 0;
-    let mut pending_join: Vec<usize> = Vec::new();
-    while let Some(n) = at {
-        walked += 1;
-        assert!(walked < 80, "the skill loops");
-        let step = &steps[&n];
-        let title = step.text.lines().next().unwrap_or_default().to_string();
-        if title.ends_with("start in parallel") {
-            // "Run these steps in parallel": one after another is one legal order.
-            let line = step
-                .text
-                .lines()
-                .find(|l| l.starts_with("Run these steps"))
-                .unwrap();
-            pending_join = line
-                .split("step ")
-                .skip(1)
-                .filter_map(|s| s.split(' ').next()?.parse().ok())
-                .collect();
-            at = pending_join.first().copied();
-            continue;
-        }
-        if title.ends_with("wait for the parallel steps") {
-            at = next_of(step);
-            continue;
-        }
-        if step.text.contains("{{hypothesis}}")
-            || step
-                .command
-                .as_deref()
-                .is_some_and(|c| c.contains("{{hypothesis}}"))
-        {
-            let plan = fs::read_to_string(p.path().join(".factory/strategy/current.md")).unwrap();
-            let hypothesis = plan
-                .split("## Hypothesis")
-                .nth(1)
-                .and_then(|h| h.lines().map(str::trim).find(|l| !l.is_empty()))
-                .unwrap()
-                .to_string();
-            vars.insert("hypothesis", hypothesis);
-        }
-        if step
-            .command
-            .as_deref()
-            .is_some_and(|c| c.contains("{{reason}}"))
-        {
-            vars.insert("reason", format!("step {n} was reached"));
-        }
-        let command = fill(
-            step.command
-                .as_deref()
-                .unwrap_or_else(|| panic!("step {n} runs nothing: {}", step.text)),
-            &vars,
-        );
-        let done = run(&command);
-        let said = format!(
-            "step {n} `{command}`:\n{}{}",
-            String::from_utf8_lossy(&done.stdout),
-            String::from_utf8_lossy(&done.stderr)
-        );
-        if command.starts_with("factory begin ") {
-            let id = String::from_utf8_lossy(&done.stdout).trim().to_string();
-            assert!(id.parse::<u32>().is_ok(), "begin prints the id: {said}");
-            vars.insert("exp_id", id);
-        }
-        at = if step.text.contains("Exit status 0 means **proceed**") {
-            on_verdict(
-                step,
-                if done.status.success() {
-                    "proceed"
-                } else {
-                    "halt"
-                },
-            )
-        } else if let Some(line) = step
-            .text
-            .lines()
-            .find(|l| l.starts_with("- Then read the verdict in "))
-        {
-            assert!(done.status.success(), "{said}");
-            let file = line.split('`').nth(1).unwrap();
-            let text = fs::read_to_string(p.path().join(file))
-                .unwrap_or_else(|e| panic!("{file}: {e}: {said}"));
-            let verdict = text
-                .split("## Verdict")
-                .nth(1)
-                .and_then(|v| v.lines().map(str::trim).find(|l| !l.is_empty()))
-                .unwrap()
-                .to_lowercase();
-            on_verdict(step, &verdict)
-        } else {
-            assert!(done.status.success(), "{said}");
-            if let Some(i) = pending_join.iter().position(|s| *s == n) {
-                // The next parallel step, or the join after the last.
-                match pending_join.get(i + 1) {
-                    Some(next) => Some(*next),
-                    None => {
-                        pending_join.clear();
-                        next_of(step)
-                    }
-                }
-            } else {
-                next_of(step)
-            }
-        };
-    }
+    let mut follow = Follower::new(&p, "improve", &agents_script("replay.yaml"));
+    assert_eq!(follow.walk(1, None), None, "the skill ends");
 
     // A keep, recorded by the gate, on the experiment's own branch.
     let rows = p.results();
@@ -307,4 +426,63 @@ fn improve_followed_step_by_step_ends_in_a_keep_on_the_experiment_branch() {
     // QA ran for the experiment, so the precheck could pass at all; the archivist ran
     // for it after the verdict.
     assert!(p.path().join(".factory/archive/experiment.md").is_file());
+}
+
+#[test]
+fn parallel_improve_followed_step_by_step_keeps_the_best_branch() {
+    let target = tempfile::tempdir().unwrap();
+    let p = Project::demo(target.path());
+    let main_before = head(p.path());
+    let dirty_before = dirty(p.path());
+    let mut follow = Follower::new(
+        &p,
+        "parallel-improve",
+        &agents_script("replay-parallel.yaml"),
+    );
+    assert_eq!(follow.walk(1, None), None, "the skill ends");
+    assert_eq!(follow.begun.len(), 3, "one experiment per hypothesis");
+
+    // Each hypothesis had its own experiment; the best one is kept, on its own branch.
+    let rows = p.results();
+    let verdict = |id: u32| {
+        rows.iter()
+            .find(|r| r["id"] == id.to_string())
+            .map(|r| r["verdict"].clone())
+            .unwrap_or_default()
+    };
+    let kept: Vec<u32> = follow
+        .begun
+        .iter()
+        .copied()
+        .filter(|id| verdict(*id) == "keep")
+        .collect();
+    assert_eq!(kept.len(), 1, "{rows:?}");
+    assert!(
+        follow.begun.iter().all(|id| !verdict(*id).is_empty()),
+        "every branch has a verdict: {rows:?}"
+    );
+    let repo = git2::Repository::open(p.path()).unwrap();
+    let branch = repo
+        .find_branch(
+            &format!("factory/exp-{:03}", kept[0]),
+            git2::BranchType::Local,
+        )
+        .unwrap();
+    let tip = branch.get().peel_to_commit().unwrap();
+    let hypothesis = fs::read_to_string(
+        p.path()
+            .join(format!(".factory/experiments/{:03}/hypothesis.md", kept[0])),
+    )
+    .unwrap();
+    assert!(
+        hypothesis.contains("HashMap"),
+        "the best-scoring hypothesis won: {hypothesis} {rows:#?}"
+    );
+    assert_ne!(
+        tip.id().to_string(),
+        main_before,
+        "the winner's work is on its branch"
+    );
+    assert_eq!(head(p.path()), main_before, "nothing was committed on main");
+    assert_eq!(dirty(p.path()), dirty_before, "the checkout is as it was");
 }

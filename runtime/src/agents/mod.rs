@@ -341,6 +341,12 @@ pub fn run_role(
         }
         None => (project.clone(), Vec::new()),
     };
+    // Which hypothesis of a parallel plan this agent works on, when the caller says
+    // (a branch's agents get it from the executor; one run by hand from its shell).
+    let mut env = env;
+    if let Ok(i) = std::env::var(crate::runners::replay::HYPOTHESIS_INDEX_ENV) {
+        env.push((crate::runners::replay::HYPOTHESIS_INDEX_ENV.to_string(), i));
+    }
     let task = format!(
         "{}{}",
         run.task,

@@ -487,7 +487,7 @@ fn select(cx: &Context<'_>, node: &Node, step: &mut StepView) {
         "factory precheck {{project_path}} --exp <id> --json   # for each open branch".to_string(),
     );
     step.details.push(
-        "The passing branch with the highest `score_after` is the winner: its id is \
+        "The passing branch (`passed: true`) with the highest `score` is the winner: its id is \
          `{{exp_id}}` from here on. Record every other passing branch with `factory finalize \
          {{project_path}} --id <id> --verdict superseded --superseded-by {{exp_id}}`, and a \
          failing one with `--verdict revert`; factory removes their worktrees, so never \
