@@ -121,12 +121,11 @@ pub fn run(args: Args) -> ExitCode {
         return ExitCode::from(OK);
     }
     if args.dry_run {
-        let layers = match factory_runtime::user_config::resolve::Layers::load(Some(&project)) {
-            Ok(l) => l,
-            Err(e) => return report(e, USAGE),
-        };
-        let runner = match exec::runner_for(&exec::resolved_settings(&settings, &layers), &layers) {
-            Ok(r) => r,
+        // The checks a real run makes before it starts: what it would refuse, this does.
+        // A plan needs no agent yet: with no runner at all, it shows placeholders.
+        let runner = match exec::startable(&compiled.ir, &project, &settings) {
+            Ok(ready) => ready.runner,
+            Err(exec::RunError::NoRunner(_)) => None,
             Err(e) => return report(e, USAGE),
         };
         let plan = exec::plan::render(

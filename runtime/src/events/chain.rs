@@ -202,6 +202,31 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// What to do about a log that does not verify, in words: which key and home this
+/// process verifies with (a log written under another `FACTORY_HOME` was chained with
+/// that home's key), and how to start a new log without losing the old one.
+pub fn recovery(paths: &FactoryPaths) -> String {
+    let log = paths.events_jsonl();
+    let (key, head) = match ChainKey::home().and_then(|h| key_path(&h, paths.project())) {
+        Ok(key) => (
+            key.display().to_string(),
+            key.with_extension("head").display().to_string(),
+        ),
+        Err(_) => ("(no factory home known)".into(), "(none)".into()),
+    };
+    let home = std::env::var(crate::project::registry::FACTORY_HOME_ENV)
+        .map(|h| format!("FACTORY_HOME={h}"))
+        .unwrap_or_else(|_| "FACTORY_HOME unset, so ~/.factory".into());
+    format!(
+        "this log is verified with the key {key} ({home}); if it was written by factory \
+         run under another FACTORY_HOME, run again with that one. Otherwise set it aside \
+         and start a new log: `mv {log} {log}.set-aside && mv {head} {head}.set-aside` \
+         (nothing is deleted; the next run starts a fresh chain, and an experiment \
+         waiting for a keep needs a new precheck)",
+        log = log.display()
+    )
+}
+
 /// `<home>/keys/<first 32 hex of sha256(canonical project path)>.key`.
 fn key_path(home: &Path, project: &Path) -> Result<PathBuf, EventsError> {
     let canonical = fs::canonicalize(project).map_err(|source| EventsError::Key {

@@ -41,17 +41,54 @@ impl Finding {
     }
 }
 
-/// Every check, in the order a new user meets them.
+/// Every check, in the order a new user meets them. Each applies the rule `factory
+/// run` applies (the same functions), so doctor passes what a run accepts and fails
+/// what it refuses.
 pub fn diagnose(project: &Path) -> Vec<Finding> {
     vec![
         git(project),
         factory_md(project),
+        config_json(project),
         ignored(project),
         eval_profile(project),
         toolchain(project),
         pristine_checkout(project),
         runner(project),
+        event_log(project),
     ]
+}
+
+/// `.factory/config.json` as a run reads it ([`config::load`]).
+fn config_json(project: &Path) -> Finding {
+    const C: &str = "config.json";
+    match config::read_config(project) {
+        Ok(_) => Finding::ok(C, "readable, derived from factory.md by `factory init`"),
+        Err(config::ConfigError::Missing { .. }) => Finding::ok(
+            C,
+            "none yet: runs read factory.md (`factory init` writes it)",
+        ),
+        Err(e) => Finding::problem(
+            C,
+            e.to_string(),
+            "run `factory init --reparse`: it rewrites config.json from factory.md and keeps the old one as config.json.bak",
+        ),
+    }
+}
+
+/// The event log a keep's evidence is read from: it must verify.
+fn event_log(project: &Path) -> Finding {
+    const C: &str = "event log";
+    let paths = FactoryPaths::new(project);
+    if !paths.events_jsonl().exists() {
+        return Finding::ok(C, "none yet: the first run starts it");
+    }
+    match crate::events::verify(&paths) {
+        Ok(log) => Finding::ok(
+            C,
+            format!("{} event(s); the chain verifies", log.events.len()),
+        ),
+        Err(e) => Finding::problem(C, e.to_string(), crate::events::chain::recovery(&paths)),
+    }
 }
 
 /// What the gate does to each side, done to HEAD: written into a scratch directory from
@@ -196,31 +233,35 @@ fn ignored(project: &Path) -> Finding {
     }
 }
 
+/// The rule a run applies: no profile is fine (the checks introspection finds); one
+/// pending review, or unreadable, stops the run.
 fn eval_profile(project: &Path) -> Finding {
     const C: &str = "eval profile";
-    let path = FactoryPaths::new(project).eval_profile_json();
-    if !path.is_file() {
-        return Finding::problem(
+    let paths = FactoryPaths::new(project);
+    match crate::project::state::eval_profile_pending(&paths) {
+        None => Finding::ok(
             C,
-            "no .factory/eval_profile.json",
-            "run `factory discover`, read what it proposes, then `factory discover --approve`",
-        );
-    }
-    match discovery::load_profile(project) {
-        Err(e) => Finding::problem(C, e.to_string(), "run `factory discover` to regenerate it"),
-        Ok(p) if p.is_approved() => Finding::ok(
+            "none: the eval measures the checks introspection finds (`factory discover` proposes a reviewed profile)",
+        ),
+        Some(true) => Finding::problem(
             C,
-            format!(
-                "approved: {} dimension(s) for {}",
-                p.dimensions.len(),
-                p.project_type
+            match discovery::load_profile(project) {
+                Err(e) => e.to_string(),
+                Ok(_) => "pending review (never approved, or changed since)".to_string(),
+            },
+            "read .factory/eval_profile.json, then run `factory discover --approve` (or `factory discover` to regenerate it)",
+        ),
+        Some(false) => match discovery::load_profile(project) {
+            Ok(p) => Finding::ok(
+                C,
+                format!(
+                    "approved: {} dimension(s) for {}",
+                    p.dimensions.len(),
+                    p.project_type
+                ),
             ),
-        ),
-        Ok(_) => Finding::problem(
-            C,
-            "pending review (never approved, or changed since)",
-            "read .factory/eval_profile.json, then run `factory discover --approve`",
-        ),
+            Err(e) => Finding::problem(C, e.to_string(), "run `factory discover` to regenerate it"),
+        },
     }
 }
 
@@ -272,29 +313,50 @@ fn toolchain(project: &Path) -> Finding {
     }
 }
 
+/// The runner a run would use, built and asked whether it can start headless, as
+/// `factory run` does before anything starts.
 fn runner(project: &Path) -> Finding {
     const C: &str = "agent runner";
     let layers = match crate::user_config::resolve::Layers::load(Some(project)) {
         Ok(l) => l,
-        Err(e) => return Finding::problem(C, e.to_string(), "fix ~/.factory/config.toml"),
+        Err(e) => {
+            let file = crate::project::registry::user_home()
+                .map(|h| h.join(crate::user_config::FILE_NAME).display().to_string())
+                .unwrap_or_else(|| "config.toml".into());
+            return Finding::problem(C, e.to_string(), format!("fix {file}"));
+        }
     };
-    if let Some(r) = layers.runner(None) {
-        return Finding::ok(C, format!("`{}` (from {})", r.value, r.source));
-    }
-    // The runners factory would default to, not every agent CLI (aider has no runner).
-    let found = crate::runners::cli_runners_on_path();
-    if found.is_empty() {
-        Finding::problem(
+    let Some(spec) = crate::runners::RunnerSpec::resolve(None, None, None, &layers) else {
+        return Finding::problem(
             C,
             "no agent CLI runner (claude, codex, opencode, gemini) on PATH and none configured",
             "install one (e.g. `npm install -g @anthropic-ai/claude-code`), or run any command \
-             with `--runner exec --agent-cmd \"...\"` (docs/runners.md)",
-        )
-    } else {
-        Finding::ok(
-            C,
-            format!("`{}` by default (on PATH: {})", found[0], found.join(", ")),
-        )
+             with `--runner exec --agent-cmd \"...\"`, or set `[runners.exec] command` in \
+             config.toml (docs/runners.md)",
+        );
+    };
+    let from = layers
+        .runner(None)
+        .map_or("the first agent CLI on PATH".to_string(), |r| {
+            r.source.to_string()
+        });
+    let built = match crate::runners::build_runner(&spec) {
+        Ok(r) => r,
+        Err(e) => {
+            let help = miette::Diagnostic::help(&e)
+                .map(|h| h.to_string())
+                .unwrap_or_else(|| "see docs/runners.md".into());
+            return Finding::problem(C, format!("`{}` (from {from}): {e}", spec.name), help);
+        }
+    };
+    match built.check_ready(&[]) {
+        Ok(()) => Finding::ok(C, format!("`{}` (from {from})", spec.name)),
+        Err(e) => {
+            let help = miette::Diagnostic::help(&e)
+                .map(|h| h.to_string())
+                .unwrap_or_else(|| "see docs/runners.md".into());
+            Finding::problem(C, format!("`{}` (from {from}): {e}", spec.name), help)
+        }
     }
 }
 

@@ -280,10 +280,12 @@ impl RunnerSpec {
             name,
             agent_cmd: agent_cmd
                 .map(str::to_string)
-                .or_else(|| env("FACTORY_AGENT_CMD")),
+                .or_else(|| env("FACTORY_AGENT_CMD"))
+                .or_else(|| layers.user.exec_command.clone()),
             script: script
                 .map(std::path::Path::to_path_buf)
-                .or_else(|| env("FACTORY_REPLAY_SCRIPT").map(PathBuf::from)),
+                .or_else(|| env("FACTORY_REPLAY_SCRIPT").map(PathBuf::from))
+                .or_else(|| layers.user.replay_script.clone()),
         })
     }
 }
@@ -451,7 +453,8 @@ pub enum RunnerError {
     #[diagnostic(
         code(factory::runner::no_agent_cmd),
         help(
-            "pass `--agent-cmd \"aider --yes-always --message-file {{prompt_file}}\"` \
+            "pass `--agent-cmd \"aider --yes-always --message-file {{prompt_file}}\"`, set \
+             FACTORY_AGENT_CMD, or put it in config.toml as `[runners.exec]` `command = \"…\"` \
              (placeholders: {{prompt_file}} {{output}} {{role}} {{cwd}} {{model}} {{project}})"
         )
     )]

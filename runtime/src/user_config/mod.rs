@@ -40,7 +40,7 @@ pub const FILE_NAME: &str = "config.toml";
 /// `[defaults]` keys.
 pub const DEFAULT_KEYS: &[&str] = &["runner", "model", "agent_timeout", "profile"];
 /// Top-level tables.
-pub const TOP_KEYS: &[&str] = &["defaults", "models", "credentials", "notify"];
+pub const TOP_KEYS: &[&str] = &["defaults", "models", "credentials", "notify", "runners"];
 
 /// `~/.factory/config.toml`, parsed.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -52,6 +52,10 @@ pub struct UserConfig {
     /// Model per role (`[models]`).
     pub models: BTreeMap<String, String>,
     pub agent_timeout: Option<u64>,
+    /// `[runners.exec] command`: the exec runner's command template.
+    pub exec_command: Option<String>,
+    /// `[runners.replay] script`: the replay runner's script.
+    pub replay_script: Option<PathBuf>,
     /// The profile used when neither `--profile` nor `FACTORY_PROFILE` names one.
     pub profile: Option<String>,
     pub credentials: BTreeMap<String, Profile>,
@@ -243,6 +247,43 @@ pub fn parse(path: &Path, text: &str) -> Result<UserConfig, UserConfigError> {
             "notify" => {
                 cfg.notifiers = notify::parse_notify(value, text)
                     .map_err(|(line, message)| invalid(line, message))?;
+            }
+            "runners" => {
+                let t = as_table(value).ok_or_else(|| {
+                    invalid(
+                        lines.key(key),
+                        "`runners` must hold `[runners.exec]` or `[runners.replay]` tables".into(),
+                    )
+                })?;
+                for (name, section) in t {
+                    let line = lines.key(name);
+                    let fields = as_table(section).ok_or_else(|| {
+                        invalid(line, format!("`runners.{name}` must be a table"))
+                    })?;
+                    for (k, v) in fields {
+                        let line = lines.key(k);
+                        match (name.as_str(), k.as_str()) {
+                            ("exec", "command") => {
+                                cfg.exec_command =
+                                    Some(string(v, "runners.exec.command", line, &invalid)?)
+                            }
+                            ("replay", "script") => {
+                                cfg.replay_script = Some(PathBuf::from(string(
+                                    v,
+                                    "runners.replay.script",
+                                    line,
+                                    &invalid,
+                                )?))
+                            }
+                            _ => cfg.unknown.push(unknown(
+                                format!("runners.{name}.{k}"),
+                                line,
+                                k,
+                                &["command", "script"],
+                            )),
+                        }
+                    }
+                }
             }
             other => cfg.unknown.push(unknown(
                 other.to_string(),

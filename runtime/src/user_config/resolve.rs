@@ -38,7 +38,11 @@ impl fmt::Display for Source {
             Source::Env(name) => write!(f, "environment ({name})"),
             Source::Node => f.write_str("the node's attribute"),
             Source::Project => f.write_str("factory.md"),
-            Source::User => f.write_str("~/.factory/config.toml"),
+            // The file actually read: `$FACTORY_HOME/config.toml` when it is set.
+            Source::User => match crate::project::registry::user_home() {
+                Some(home) => write!(f, "{}", home.join(super::FILE_NAME).display()),
+                None => f.write_str("~/.factory/config.toml"),
+            },
             Source::Default => f.write_str("built-in default"),
         }
     }

@@ -38,6 +38,8 @@ pub fn init_project(project: &Path, reparse: bool) -> Result<InitReport, ConfigE
     let config_path = paths.config_json();
     let exists = config_path.is_file();
     let config = if exists && !reparse {
+        // Present is not the same as usable: a damaged one is named, not passed over.
+        super::read_config(project)?;
         None
     } else {
         Some(read_factory_md(project)?)
