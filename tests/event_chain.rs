@@ -372,3 +372,71 @@ fn lines_deleted_from_the_end_of_an_honest_log_are_named_and_keep_is_refused() {
     assert_eq!(p.results()[0]["verdict"], "keep");
     verify(&p).unwrap();
 }
+
+/// A run under another `FACTORY_HOME` chains the log with another key. The refused keep
+/// names the key and home it verified with and the way out; `factory doctor` says the
+/// same; `factory doctor --set-aside-log` keeps the old log and a new run keeps again.
+#[test]
+fn a_log_from_another_home_is_named_and_set_aside_without_losing_it() {
+    let target = tempfile::tempdir().unwrap();
+    let p = Project::demo(target.path());
+    let other = tempfile::tempdir().unwrap();
+    // The first experiment's events are chained under the other home's key.
+    let o = p
+        .command(&["begin", "--hypothesis", "count words with a HashMap"])
+        .env("FACTORY_HOME", other.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let id: u32 = text(&o.stdout).trim().parse().unwrap();
+    build(&p, id, "\n// a comment\n");
+    qa_all(&p, id);
+    let pre = p.factory(&["precheck", "--exp", &id.to_string()]);
+    let refused = keep(&p, id);
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&pre.stdout));
+    let why = flat(&refused.stderr);
+    assert!(why.contains("its evidence cannot be trusted"), "{why}");
+    // (miette wraps long paths; compare without the spaces it adds)
+    assert!(
+        why.replace(' ', "")
+            .contains(&format!("FACTORY_HOME={}", p.home().display())),
+        "{why}"
+    );
+    assert!(why.contains("factory doctor --set-aside-log"), "{why}");
+
+    let doctor = p.factory(&["doctor"]);
+    assert!(
+        text(&doctor.stdout).contains("FAIL  event log"),
+        "{}",
+        text(&doctor.stdout)
+    );
+    let before = fs::read(events_path(&p)).unwrap();
+    let set = p.factory(&["doctor", "--set-aside-log"]);
+    assert!(
+        text(&set.stderr).contains("set aside"),
+        "{}",
+        text(&set.stderr)
+    );
+    assert!(!events_path(&p).exists());
+    let kept: Vec<_> = fs::read_dir(p.path().join(".factory"))
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("events.jsonl.set-aside-")
+        })
+        .collect();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(
+        fs::read(kept[0].path()).unwrap(),
+        before,
+        "the old log is kept byte for byte"
+    );
+    assert!(text(&p.factory(&["doctor"]).stdout).contains("ok    event log"));
+
+    // A new run under this home keeps again.
+    let out = p.run(&script(&[]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(verify(&p).is_ok());
+}

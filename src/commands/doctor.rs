@@ -10,12 +10,18 @@ use super::{FAILED, OK, USAGE, report};
 #[derive(clap::Args)]
 #[command(after_help = "\
 Checks, in order: a git repository with a commit; factory.md present, valid and
-committed; .factory/ ignored (and .gitignore committed); the eval profile approved;
+committed; .factory/config.json readable; .factory/ ignored (and .gitignore committed); the eval profile approved;
 the project's toolchain (a test command is available); a clean checkout of HEAD, set up
 by factory.md's `## Setup` and proven by the provenance probe to run its own code (what
-the keep gate does to each side); an agent runner (configured, or an agent CLI on PATH).
-Changes nothing in the project (the set-up runs in a scratch checkout). Exit 0 when
-ready, 1 when something needs fixing.")]
+the keep gate does to each side); the agent runner a run would use, ready to start; the
+event log verifies. Each check is the one `factory run` makes. Changes nothing in the
+project (the set-up runs in a scratch checkout), except that --set-aside-log renames a
+log that fails verification (and its head record) so the next run starts a new one.
+Exit 0 when ready, 1 when something needs fixing.
+
+Examples:
+  factory doctor
+  factory doctor --set-aside-log   # a log written under another FACTORY_HOME, say")]
 pub struct Args {
     /// The project.
     #[arg(default_value = ".")]
@@ -23,11 +29,30 @@ pub struct Args {
     /// Print the findings as JSON.
     #[arg(long)]
     json: bool,
+    /// When the event log fails verification, set it (and its head record) aside so the
+    /// next run starts a new log; nothing is deleted.
+    #[arg(long)]
+    set_aside_log: bool,
 }
 
 pub fn run(args: Args) -> ExitCode {
     if let Err(code) = super::require_dir(&args.path, "factory doctor .") {
         return code;
+    }
+    if args.set_aside_log {
+        let paths = factory_runtime::project::layout::FactoryPaths::new(&args.path);
+        match factory_runtime::events::chain::set_aside(&paths) {
+            Ok(moved) if moved.is_empty() => {
+                eprintln!("the event log verifies (or there is none): nothing set aside")
+            }
+            Ok(moved) => {
+                for (from, to) in moved {
+                    eprintln!("set aside {} as {}", from.display(), to.display());
+                }
+                eprintln!("the next run starts a new event log");
+            }
+            Err(e) => return report(e, USAGE),
+        }
     }
     let findings = doctor::diagnose(&args.path);
     if args.json {

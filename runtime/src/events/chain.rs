@@ -220,11 +220,47 @@ pub fn recovery(paths: &FactoryPaths) -> String {
     format!(
         "this log is verified with the key {key} ({home}); if it was written by factory \
          run under another FACTORY_HOME, run again with that one. Otherwise set it aside \
-         and start a new log: `mv {log} {log}.set-aside && mv {head} {head}.set-aside` \
-         (nothing is deleted; the next run starts a fresh chain, and an experiment \
-         waiting for a keep needs a new precheck)",
+         and start a new log: `factory doctor --set-aside-log` (it renames {log} and the \
+         head record {head} to `….set-aside-<time>`; nothing is deleted; the next run \
+         starts a fresh chain, and an experiment waiting for a keep needs a new precheck)",
         log = log.display()
     )
+}
+
+/// Sets a log that fails verification aside, with its head record, so the next
+/// append starts a new chain: each is renamed `<name>.set-aside-<unix millis>` beside
+/// where it was, nothing deleted. A log that verifies (or none) is left alone and
+/// `Ok(vec![])` says so. Returns what was moved, `(from, to)`.
+pub fn set_aside(paths: &FactoryPaths) -> Result<Vec<(PathBuf, PathBuf)>, EventsError> {
+    let log = paths.events_jsonl();
+    if !log.exists() {
+        return Ok(Vec::new());
+    }
+    match verify(paths) {
+        Ok(_) => return Ok(Vec::new()),
+        Err(ChainError::Events(e)) => return Err(e),
+        Err(_) => {}
+    }
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let mut moved = Vec::new();
+    let mut files = vec![log];
+    if let Ok(key) = ChainKey::home().and_then(|h| key_path(&h, paths.project())) {
+        files.push(key.with_extension("head"));
+    }
+    for from in files.into_iter().filter(|f| f.exists()) {
+        let mut name = from.file_name().unwrap_or_default().to_os_string();
+        name.push(format!(".set-aside-{millis}"));
+        let to = from.with_file_name(name);
+        fs::rename(&from, &to).map_err(|source| EventsError::Key {
+            path: from.clone(),
+            source,
+        })?;
+        moved.push((from, to));
+    }
+    Ok(moved)
 }
 
 /// `<home>/keys/<first 32 hex of sha256(canonical project path)>.key`.

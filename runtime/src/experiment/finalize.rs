@@ -164,9 +164,11 @@ fn check_keep(root: &Path, id: u32) -> Result<PrecheckRecord, ExperimentError> {
         Err(broken) => {
             return Err(refuse(
                 format!("its evidence cannot be trusted: {broken}"),
-                "nothing in an event log that fails verification counts: restore \
-                 .factory/events.jsonl, or finalize with --verdict revert"
-                    .into(),
+                format!(
+                    "nothing in an event log that fails verification counts. {}. Or \
+                     finalize with --verdict revert",
+                    events::chain::recovery(&FactoryPaths::new(root))
+                ),
             ));
         }
     };
