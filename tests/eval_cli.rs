@@ -380,3 +380,108 @@ fn every_command_has_help_with_an_example() {
         );
     }
 }
+
+/// `PATH` with a standard-library-only `python3` first: no pytest, whatever the machine
+/// has installed.
+fn without_pytest() -> String {
+    let venv = std::env::temp_dir().join("factory-test-plain-venv");
+    if !venv.join("bin/python3").exists() {
+        let made = Command::new("python3")
+            .args(["-m", "venv", "--without-pip"])
+            .arg(&venv)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(made, "needs python3 with venv");
+    }
+    format!(
+        "{}:{}",
+        venv.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+fn python_project(eval_command: &str) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    fs::write(d.join("calc.py"), "def add(a, b):\n    return a + b\n").unwrap();
+    fs::write(
+        d.join("test_calc.py"),
+        "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+    )
+    .unwrap();
+    fs::write(
+        d.join("factory.md"),
+        format!(
+            "# calc\n\n## Goal\nCorrect adds.\n\n## Scope\n- *.py\n\n## Guards\n- true\n\n\
+             ## Eval command\n{eval_command}\n\n## Eval threshold\n0.0\n\n## Constraints\n- none\n"
+        ),
+    )
+    .unwrap();
+    tmp
+}
+
+/// Tests that exist and cannot run fail the `tests` dimension with the install hint; a
+/// pytest-style test is never "no tests found" under unittest.
+#[test]
+fn pytest_tests_without_pytest_fail_the_tests_dimension_naming_the_install() {
+    let tmp = python_project("factory eval");
+    let d = tmp.path();
+    let path = without_pytest();
+    let run = |args: &[&str]| {
+        Command::new(FACTORY)
+            .args(args)
+            .current_dir(d)
+            .env("FACTORY_HOME", d.join(".home"))
+            .env("PATH", &path)
+            .output()
+            .unwrap()
+    };
+    let report = json(&run(&["eval", "--json"]));
+    let tests = result(&report, "tests").unwrap_or_else(|| panic!("{report:#}"));
+    assert_eq!(tests["passed"], false, "{tests:#}");
+    assert_eq!(tests["score"], 0.0, "{tests:#}");
+    let details = tests["details"].as_str().unwrap();
+    assert!(details.contains("pip install pytest"), "{details}");
+    assert!(details.contains("test_calc.py"), "{details}");
+    let doctor = run(&["doctor"]);
+    let out = stdout(&doctor);
+    assert!(
+        out.contains("FAIL  toolchain     python: no way to run the tests"),
+        "{out}"
+    );
+    assert!(out.contains("pip install pytest"), "{out}");
+}
+
+/// An eval command whose output is text scores its last number: eval and doctor say so,
+/// and init warns when the command is a test runner.
+#[test]
+fn a_score_read_from_text_output_is_warned_about() {
+    let tmp = python_project("echo \"2 passed in 0.03s\"");
+    let d = tmp.path();
+    assert!(factory(d, &["init"]).status.success());
+    let eval = factory(d, &["eval"]);
+    let err = String::from_utf8_lossy(&eval.stderr).into_owned();
+    assert!(
+        err.contains("warning: `echo \"2 passed in 0.03s\"` printed 0.03, read as the last number"),
+        "{err}"
+    );
+    let doctor = stdout(&factory(d, &["doctor"]));
+    assert!(
+        doctor.contains("FAIL  eval command  the last eval:"),
+        "{doctor}"
+    );
+
+    let runner = python_project("python3 -m unittest -q");
+    let init = factory(runner.path(), &["init"]);
+    let err = String::from_utf8_lossy(&init.stderr).into_owned();
+    assert!(init.status.success(), "{err}");
+    assert!(
+        err.contains("warning: `## Eval command` is `python3 -m unittest -q`, a test runner"),
+        "{err}"
+    );
+    let doctor = stdout(&factory(runner.path(), &["doctor"]));
+    assert!(
+        doctor.contains("FAIL  eval command  `## Eval command` is"),
+        "{doctor}"
+    );
+}

@@ -130,5 +130,13 @@ pub fn run(args: Args) -> ExitCode {
     } else {
         print!("{}", result.render_table());
     }
+    for r in result
+        .composite
+        .results
+        .iter()
+        .filter(|r| r.details.contains(eval::declared::BARE_NUMBER_NOTE))
+    {
+        eprintln!("warning: {}", r.details);
+    }
     ExitCode::from(if result.composite.passed { OK } else { FAILED })
 }

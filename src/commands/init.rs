@@ -40,6 +40,12 @@ pub fn run(args: Args) -> ExitCode {
             if let Some(bak) = r.backup {
                 println!("kept the previous config as {}", bak.display());
             }
+            if let Some(warning) = config::load(&args.path)
+                .ok()
+                .and_then(|c| factory_runtime::eval::declared::test_runner_warning(&c.eval_command))
+            {
+                eprintln!("warning: {warning}");
+            }
             if r.gitignore_updated {
                 println!(
                     "added .factory/ to {}; commit it (experiments start from committed \

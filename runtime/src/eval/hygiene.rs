@@ -202,6 +202,18 @@ pub fn run_hygiene_with(
                 .unavailable
                 .clone()
                 .unwrap_or_else(|| "no command".into());
+            if check.fails {
+                if check.kind == CheckKind::Tests {
+                    run.test_counts_missing = Some(reason.clone());
+                }
+                run.results.push(EvalResult::failed(
+                    check.kind.name(),
+                    Tier::Hygiene,
+                    default_weight(check.kind),
+                    reason,
+                ));
+                continue;
+            }
             match check.kind {
                 CheckKind::Coverage => run.coverage_missing = Some(reason),
                 kind => {

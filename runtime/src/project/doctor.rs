@@ -52,6 +52,7 @@ pub fn diagnose(project: &Path) -> Vec<Finding> {
         ignored(project),
         eval_profile(project),
         toolchain(project),
+        eval_command(project),
         pristine_checkout(project),
         runner(project),
         event_log(project),
@@ -262,6 +263,36 @@ fn eval_profile(project: &Path) -> Finding {
             ),
             Err(e) => Finding::problem(C, e.to_string(), "run `factory discover` to regenerate it"),
         },
+    }
+}
+
+/// factory.md's `## Eval command`: a score in 0..=1, not a number a report happens to
+/// end with (the last eval says which it got).
+fn eval_command(project: &Path) -> Finding {
+    const C: &str = "eval command";
+    let Ok(cfg) = config::load(project) else {
+        return Finding::ok(C, "not read (factory.md has a problem)");
+    };
+    let command = cfg.eval_command.trim();
+    if crate::eval::declared::is_builtin_eval(command) {
+        return Finding::ok(C, "factory eval: the dimensions factory measures");
+    }
+    let fix = "print the score as JSON, `{\"score\": 0.83}` on the last line (docs/cli.md, `## Eval command`), or write `factory eval`";
+    if let Some(warning) = crate::eval::declared::test_runner_warning(command) {
+        return Finding::problem(C, warning, fix);
+    }
+    let bare = crate::eval::load_last_eval(project).and_then(|r| {
+        r.composite
+            .results
+            .into_iter()
+            .find(|d| d.details.contains(crate::eval::declared::BARE_NUMBER_NOTE))
+    });
+    match bare {
+        Some(d) => Finding::problem(C, format!("the last eval: {}", d.details), fix),
+        None => Finding::ok(
+            C,
+            format!("`{command}`: its score is the project dimension"),
+        ),
     }
 }
 

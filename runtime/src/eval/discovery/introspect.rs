@@ -96,6 +96,10 @@ pub struct Check {
     /// Why there is no command (tool missing, not applicable to the language, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unavailable: Option<String>,
+    /// The check applies and cannot run (tests that exist, their runner missing): a
+    /// failed dimension, not one skipped.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fails: bool,
 }
 
 impl Check {
@@ -105,6 +109,7 @@ impl Check {
             command: Some(command.to_string()),
             parser,
             unavailable: None,
+            fails: false,
         }
     }
 
@@ -121,6 +126,15 @@ impl Check {
             command: None,
             parser: OutputParser::ExitCode,
             unavailable: Some(reason.into()),
+            fails: false,
+        }
+    }
+
+    /// A check that applies and cannot run: it fails, naming `reason`.
+    pub(super) fn unrunnable(kind: CheckKind, reason: impl Into<String>) -> Self {
+        Self {
+            fails: true,
+            ..Self::missing(kind, reason)
         }
     }
 

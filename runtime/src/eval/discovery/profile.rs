@@ -148,6 +148,7 @@ impl EvalProfile {
                         command: Some(d.command.clone()),
                         parser: d.parser.as_output_parser(),
                         unavailable: None,
+                        fails: false,
                     },
                     None => Check {
                         kind: *kind,
@@ -160,6 +161,7 @@ impl EvalProfile {
                                 .map(|u| u.reason.clone())
                                 .unwrap_or_else(|| "not in the eval profile".into()),
                         ),
+                        fails: false,
                     },
                 }
             })

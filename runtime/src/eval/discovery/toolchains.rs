@@ -221,6 +221,20 @@ pub(super) fn python(root: &Path) -> (Option<String>, Vec<Check>) {
             "python3 -m pytest -q -p no:cacheprovider",
             OutputParser::TestSummary,
         )
+    } else if let Some(why) = py
+        .then(|| {
+            let files = crate::guards::tests_kept::runners::files_under(root);
+            crate::guards::tests_kept::runners::pytest_needed(root, &files)
+        })
+        .flatten()
+    {
+        // Tests that exist and cannot run are a failure, never "no tests found".
+        Check::unrunnable(
+            CheckKind::Tests,
+            format!(
+                "the tests need pytest ({why}), which is not installed for python3 (pip install pytest)"
+            ),
+        )
     } else if py {
         Check::run(
             CheckKind::Tests,

@@ -198,6 +198,34 @@ pub fn files_under(dir: &Path) -> Vec<String> {
     out
 }
 
+/// Why the Python tests among `files` (relative to `dir`) can only run under pytest —
+/// a `conftest.py`, an `import pytest`, or a test function outside any class, which
+/// unittest never collects — or `None` when unittest runs them. The one rule the test
+/// guard and the eval's tests check share.
+pub fn pytest_needed(dir: &Path, files: &[String]) -> Option<String> {
+    let name_of = |f: &String| f.rsplit('/').next().unwrap_or(f).to_string();
+    if let Some(c) = files.iter().find(|f| name_of(f) == "conftest.py") {
+        return Some(format!("{c} is pytest configuration"));
+    }
+    for f in files.iter().filter(|f| {
+        let n = name_of(f);
+        n.ends_with(".py") && (n.starts_with("test") || n.ends_with("_test.py"))
+    }) {
+        let Ok(text) = std::fs::read_to_string(dir.join(f)) else {
+            continue;
+        };
+        if text.contains("import pytest") || text.contains("from pytest") {
+            return Some(format!("{f} imports pytest"));
+        }
+        if text.lines().any(|l| l.starts_with("def test")) {
+            return Some(format!(
+                "{f} has test functions outside a unittest.TestCase, which only pytest collects"
+            ));
+        }
+    }
+    None
+}
+
 /// The runner for the checkout at `dir`, or `None` when it has no tests factory can run.
 /// An error when the project needs a runner that is not installed (fail closed).
 pub fn detect(dir: &Path, tools: &Tools) -> Result<Option<Runner>, String> {
@@ -223,16 +251,10 @@ pub fn detect(dir: &Path, tools: &Tools) -> Result<Option<Runner>, String> {
         if tools.python_has(dir, "pytest") {
             return Ok(Some(Runner::Pytest));
         }
-        let needs_pytest = files.iter().any(|f| name_of(f) == "conftest.py")
-            || py_tests.iter().any(|f| {
-                std::fs::read_to_string(dir.join(f))
-                    .map(|t| t.contains("import pytest") || t.contains("from pytest"))
-                    .unwrap_or(false)
-            });
-        if needs_pytest {
-            return Err(
-                "the project's tests use pytest, which is not installed for python3".into(),
-            );
+        if let Some(why) = pytest_needed(dir, &files) {
+            return Err(format!(
+                "the project's tests need pytest ({why}), which is not installed for python3 (pip install pytest)"
+            ));
         }
         return Ok(Some(Runner::Unittest));
     }
