@@ -32,7 +32,8 @@ fn the_readme_says_how_to_put_factory_on_path() {
     assert!(
         setup
             .iter()
-            .any(|l| l.starts_with("cargo install --path .")),
+            // `--locked`: the dependency versions CI tested, not the newest ones.
+            .any(|l| l.starts_with("cargo install --locked --path .")),
         "{setup:?}"
     );
     // Every command after the install uses the installed binary: `cargo run` (a debug

@@ -158,3 +158,70 @@ fn a_run_killed_anywhere_is_finished_by_resume_with_the_same_verdict() {
         "only {resumed} of {KILLS} kills left a run to resume"
     );
 }
+
+/// After SIGKILL, `factory runs` says the run was killed, how far its journal got, and
+/// how to continue; the mode is named as the user named it.
+#[test]
+fn factory_runs_names_a_killed_run_and_how_far_it_got() {
+    let target = tempfile::tempdir().unwrap();
+    let p = Project::demo(target.path());
+    let path = p.path().join(".factory/script.yaml");
+    // The builder takes its time, so the kill lands while it works.
+    let slow = script(&[]).replacen(
+        "  builder:\n    - ",
+        "  builder:\n    - sleep_ms: 3000\n      ",
+        1,
+    );
+    fs::write(&path, slow).unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("factory"))
+        .current_dir(p.path())
+        .env("FACTORY_HOME", p.home())
+        .env("CARGO_TARGET_DIR", p.target())
+        .env_remove("FACTORY_RUN_ID")
+        .args([
+            "run",
+            "improve",
+            "--runner",
+            "replay",
+            "--script",
+            path.to_str().unwrap(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !fs::read_to_string(p.path().join(".factory/events.jsonl"))
+        .unwrap_or_default()
+        .contains("\"agent.started\",\"timestamp\"")
+        || !fs::read_to_string(p.path().join(".factory/events.jsonl"))
+            .unwrap_or_default()
+            .contains("experiment.trial.builder")
+    {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "the builder never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let runs = support::text(&p.factory(&["runs"]).stdout);
+    let line = runs.lines().next().unwrap_or_default().to_string();
+    assert!(line.contains(" improve "), "the mode as named: {runs}");
+    assert!(line.contains(" killed "), "{runs}");
+    assert!(
+        !line.contains("   0 nodes"),
+        "the journal's nodes are counted: {runs}"
+    );
+    assert!(runs.contains("`factory resume` continues it"), "{runs}");
+    let resumed = p.factory(&["resume"]);
+    assert!(
+        resumed.status.success(),
+        "{}",
+        support::text(&resumed.stdout)
+    );
+    let runs = support::text(&p.factory(&["runs"]).stdout);
+    assert!(runs.contains(" completed "), "{runs}");
+    assert!(!runs.contains("killed"), "{runs}");
+}

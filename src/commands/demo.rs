@@ -68,6 +68,7 @@ pub fn run(args: Args) -> ExitCode {
         run_id: None,
         project: dir.clone(),
         settings,
+        mode: Some(args.mode.to_string()),
     };
     let ended = tokio_runtime().and_then(|rt| {
         rt.block_on(exec::start(compiled.ir, req, &view))

@@ -138,10 +138,15 @@ pub fn run(args: Args) -> ExitCode {
         return ExitCode::from(OK);
     }
     let view = View::new(view_mode(args.json));
+    // A mode name, not a path to a file: what `factory runs` shows.
+    let named = !args.workflow.contains('/')
+        && !args.workflow.ends_with(".fwf")
+        && !args.workflow.ends_with(".fwir");
     let req = RunRequest {
         run_id: args.run_id,
         project: project.clone(),
         settings,
+        mode: named.then(|| args.workflow.clone()),
     };
     let ended = tokio_runtime().and_then(|rt| {
         rt.block_on(exec::start(compiled.ir, req, &view))

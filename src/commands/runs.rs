@@ -10,7 +10,8 @@ use super::{OK, USAGE, report};
 
 #[derive(clap::Args)]
 #[command(after_help = "\
-One line per run, oldest first: id, workflow, status, nodes run, experiment and its
+One line per run, oldest first: id, mode, status (`killed` for a run whose process is
+gone, with the nodes its journal shows finished), nodes run, experiment and its
 verdict, start time, and the tokens and cost its agents reported (when they reported
 any); an experiment not kept adds a line saying why. A parallel run adds a line per
 parallel node: each branch's hypothesis, experiment and status.
@@ -41,7 +42,12 @@ pub fn run(args: Args) -> ExitCode {
     if runs.is_empty() {
         println!("no runs yet; start one with `factory run MODE`");
     }
-    for r in runs {
+    let paths = factory_runtime::project::layout::FactoryPaths::new(&args.path);
+    for mut r in runs {
+        if r.was_killed() {
+            r.status = "killed".into();
+            r.nodes_run = factory_runtime::exec::checkpoint::journaled_nodes(&paths, &r.run_id);
+        }
         let usage = r
             .usage
             .map(|u| format!("  {}", u.summary()))
@@ -57,6 +63,9 @@ pub fn run(args: Args) -> ExitCode {
         );
         if let Some(why) = &r.reason {
             println!("    why: {why}");
+        }
+        if r.status == "killed" {
+            println!("    stopped before it finished: `factory resume` continues it");
         }
         for record in records_of_run(&args.path, &r.run_id) {
             let branches: Vec<String> = record

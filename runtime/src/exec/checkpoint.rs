@@ -177,6 +177,36 @@ pub struct RunSummary {
     /// The agents' tokens and cost, summed (absent when none reported any).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<events::Usage>,
+    /// The process running it, while it runs: a `running` summary whose process is gone
+    /// was killed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+}
+
+impl RunSummary {
+    /// A `running` summary whose process is gone: killed (SIGKILL, a crash, a reboot)
+    /// before it could say so; `factory resume` continues it.
+    pub fn was_killed(&self) -> bool {
+        self.status == "running"
+            && self.pid.is_some_and(|pid| {
+                // SAFETY: signal 0 only asks whether the process exists.
+                let gone = unsafe { libc::kill(pid as libc::pid_t, 0) } != 0;
+                gone && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+            })
+    }
+}
+
+/// How many nodes run `run_id` has finished, from its journal (what a killed run's
+/// summary never got to record).
+pub fn journaled_nodes(paths: &FactoryPaths, run_id: &str) -> u64 {
+    journal_after(paths, run_id, 0)
+        .map(|inputs| {
+            inputs
+                .iter()
+                .filter(|(_, i)| matches!(i, Input::Finished { .. }))
+                .count() as u64
+        })
+        .unwrap_or(0)
 }
 
 impl RunSummary {

@@ -58,6 +58,7 @@ pub async fn drive(
         workflow: cp.workflow.clone(),
         status: "running".into(),
         started_at: cp.started_at.clone(),
+        pid: Some(std::process::id()),
         ..Default::default()
     };
     if top_level {
@@ -121,6 +122,7 @@ pub async fn drive(
                     });
                     append(&paths, &ev, view)?;
                     summary.status = outcome.name().into();
+                    summary.pid = None;
                     summary.outcome = Some(outcome.clone());
                     summary.ended_at = Some(events::now_iso8601());
                     summary.exp_id = machine.state.vars.get("exp_id").cloned();
@@ -212,6 +214,7 @@ pub async fn drive(
                 cp.save(&paths).map_err(|e| DriveError::io(&paths, e))?;
                 append(&paths, &Event::new(EventData::RunInterrupted { run_id: cp.run_id.clone() }), view)?;
                 summary.status = "interrupted".into();
+                summary.pid = None;
                 summary.usage = checkpoint::run_usage(&paths, &cp.run_id);
                 let _ = summary.save(&paths);
                 return Ok(RunEnd { usage: summary.usage, ..end(&cp.run_id, &machine, None, true) });

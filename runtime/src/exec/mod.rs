@@ -158,6 +158,9 @@ pub struct RunRequest {
     /// An id reserved beforehand with [`checkpoint::reserve_run_id`] (a run started in
     /// the background, whose starter must name it before it exists); `None` makes one.
     pub run_id: Option<String>,
+    /// The mode as the user named it (`parallel-improve`), shown by `factory runs`;
+    /// `None` shows the workflow's own name (a `.fwf` file run by path).
+    pub mode: Option<String>,
 }
 
 /// Checks the project can be run on: a git repository with factory.md, a config, and
@@ -390,7 +393,7 @@ pub async fn start(ir: Ir, req: RunRequest, view: &View) -> Result<RunEnd, RunEr
     let now = events::now_iso8601();
     let mut cp = Checkpoint {
         run_id: run_id.clone(),
-        workflow: ir.workflow.name.clone(),
+        workflow: req.mode.clone().unwrap_or_else(|| ir.workflow.name.clone()),
         ir_hash: content_hash(&ir),
         settings: req.settings.clone(),
         started_at: now.clone(),
