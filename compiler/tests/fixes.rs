@@ -220,3 +220,26 @@ fn a_fork_inside_an_instance_gets_no_join_from_the_workflow() {
     assert_eq!(fork.subject, Some(Subject::Node("s.f".into())), "{fork:#?}");
     assert!(fork.fix.is_none(), "{fork:#?}");
 }
+
+/// Branches that meet at a gate without a join: the join goes before the gate, where
+/// they meet — not after it, which would leave the gate's reloop outside the fork
+/// (FWF016). Each branch's edge is labelled by its own name.
+#[test]
+fn a_join_is_added_where_the_branches_meet() {
+    let text = "workflow w {\n    fork f\n    agent a { role: researcher }\n    agent b { role: researcher }\n    gate g by agent(ceo) \"ok?\"\n    flow {\n        start -> f -> a, b -> g\n        g.proceed -> end\n        g.halt -> end\n        g.reloop(max 2) -> f\n    }\n}\n";
+    let (diags, fixed) = fix_text(text);
+    let fork = diags
+        .iter()
+        .find(|d| d.code == Code::ForkWithoutJoin)
+        .unwrap_or_else(|| panic!("{diags:#?}"));
+    let labels: Vec<&str> = fork.labels.iter().map(|l| l.message.as_str()).collect();
+    assert!(labels.contains(&"`a` goes on to `g`"), "{labels:?}");
+    assert!(labels.contains(&"`b` goes on to `g`"), "{labels:?}");
+    assert!(fixed.contains("    fork f\n    join f_join\n"), "{fixed}");
+    assert!(
+        fixed.contains("start -> f -> a, b -> f_join -> g\n"),
+        "{fixed}"
+    );
+    let after = fix_text(&fixed).0;
+    assert!(after.is_empty(), "the fixed file is clean: {after:#?}");
+}

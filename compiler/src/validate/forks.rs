@@ -117,6 +117,8 @@ impl Matcher<'_> {
         let mut escapes: Vec<Finding> = Vec::new();
         // Reloop edges on the branches: checked once the region is known.
         let mut reloops: Vec<(usize, NodeIndex)> = Vec::new();
+        // Per branch: every node it reached, for where the branches meet.
+        let mut reached: Vec<HashSet<NodeIndex>> = Vec::new();
         for (head, head_edge) in g.out(f).collect::<Vec<_>>() {
             let mut joins = BTreeSet::new();
             let mut branch_writes = BTreeSet::new();
@@ -180,6 +182,7 @@ impl Matcher<'_> {
                     }
                 }
             }
+            reached.push(seen);
             branches.push((head_edge, joins, branch_writes));
         }
         // The join most branches reach is the fork's join.
@@ -193,13 +196,28 @@ impl Matcher<'_> {
             .iter()
             .max_by_key(|(j, c)| (**c, std::cmp::Reverse(**j)))
         else {
-            let via: Vec<usize> = escapes
-                .iter()
-                .filter_map(|e| match e.at {
-                    IrRef::Edge(i) => Some(i),
-                    _ => None,
-                })
-                .collect();
+            // Where the join belongs: before the first node every branch reaches (the
+            // branches meet there without one), else on each branch's way to `end`.
+            let via: Vec<usize> = match self.meeting_point(f, &reached) {
+                Some(meet) => g
+                    .incoming(meet)
+                    .filter(|(from, e)| {
+                        self.ir.edges[*e].label != Some(Label::Reloop)
+                            && reached.iter().any(|r| r.contains(from))
+                    })
+                    .map(|(_, e)| e)
+                    .collect(),
+                None => escapes
+                    .iter()
+                    .filter_map(|e| match e.at {
+                        IrRef::Edge(i) => Some(i),
+                        _ => None,
+                    })
+                    .collect(),
+            };
+            // Once each, in the order met (two branches may run on along one edge).
+            let mut once = HashSet::new();
+            let via: Vec<usize> = via.into_iter().filter(|e| once.insert(*e)).collect();
             self.no_join_via(f, parallel, None, &via);
             return None;
         };
@@ -342,6 +360,28 @@ impl Matcher<'_> {
         ))
     }
 
+    /// The node nearest fork `f` (breadth first from it) that every branch reaches, when
+    /// there are two or more branches and it is not `end`.
+    fn meeting_point(&self, f: NodeIndex, reached: &[HashSet<NodeIndex>]) -> Option<NodeIndex> {
+        if reached.len() < 2 {
+            return None;
+        }
+        let g = self.g;
+        let mut queue: std::collections::VecDeque<NodeIndex> = g.out(f).map(|(n, _)| n).collect();
+        let mut seen: HashSet<NodeIndex> = queue.iter().copied().collect();
+        while let Some(n) = queue.pop_front() {
+            if g.kind(n) != Some(NodeKind::End) && reached.iter().all(|r| r.contains(&n)) {
+                return Some(n);
+            }
+            for (m, e) in g.out(n) {
+                if self.ir.edges[e].label != Some(Label::Reloop) && m != f && seen.insert(m) {
+                    queue.push_back(m);
+                }
+            }
+        }
+        None
+    }
+
     fn no_join(&mut self, f: NodeIndex, parallel: bool, wrong: Option<NodeIndex>) {
         self.no_join_via(f, parallel, wrong, &[]);
     }
@@ -391,8 +431,11 @@ impl Matcher<'_> {
             finding = finding.with(self.node_ref(j), closes);
         }
         for &e in via.iter().take(4) {
-            let to = &self.ir.edges[e].to;
-            finding = finding.with(IrRef::Edge(e), format!("a branch goes on to `{to}`"));
+            let edge = &self.ir.edges[e];
+            finding = finding.with(
+                IrRef::Edge(e),
+                format!("`{}` goes on to `{}`", edge.from, edge.to),
+            );
         }
         self.out.push(finding);
     }
