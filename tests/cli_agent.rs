@@ -251,3 +251,55 @@ fn an_agent_dies_with_a_killed_factory() {
     let alive = unsafe { libc::killpg(agent, 0) } == 0;
     assert!(!alive, "the agent's process group outlived factory");
 }
+
+/// One rule for where a role's prompt is: what `factory check` accepts, `factory agent`
+/// runs — a project `prompts/` file, and one in `$FACTORY_HOME/agents/prompts/`.
+#[test]
+fn check_and_agent_find_the_same_role_prompts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    fs::create_dir_all(dir.join("prompts")).unwrap();
+    fs::write(dir.join("prompts/poet.md"), "# Poet\n\nYou write verse.\n").unwrap();
+    fs::create_dir_all(dir.join("home/agents/prompts")).unwrap();
+    fs::write(
+        dir.join("home/agents/prompts/sage.md"),
+        "# Sage\n\nYou advise.\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("w.fwf"),
+        "workflow w {\n    agent a { role: poet }\n    agent b { role: sage }\n    flow {\n        start -> a -> b -> end\n    }\n}\n",
+    )
+    .unwrap();
+    factory(dir).args(["check", "w.fwf"]).assert().code(0);
+    for role in ["poet", "sage"] {
+        factory(dir)
+            .args(["agent", role, "--runner", "exec", "--agent-cmd"])
+            .arg("cat {prompt_file} > seen.md")
+            .assert()
+            .code(0);
+        let seen = fs::read_to_string(dir.join("seen.md")).unwrap();
+        assert!(
+            seen.contains("You write verse.") || seen.contains("You advise."),
+            "{seen}"
+        );
+    }
+    // A role neither knows is refused by both, with the same places named.
+    fs::write(
+        dir.join("w.fwf"),
+        "workflow w {\n    agent a { role: bard }\n    flow {\n        start -> a -> end\n    }\n}\n",
+    )
+    .unwrap();
+    factory(dir)
+        .args(["check", "w.fwf"])
+        .assert()
+        .code(1)
+        .stderr(
+            predicate::str::contains("$FACTORY_HOME/agents/prompts/bard.md")
+                .or(predicate::str::contains("agents/prompts/bard.md")),
+        );
+    factory(dir)
+        .args(["agent", "bard", "--runner", "exec", "--agent-cmd", "true"])
+        .assert()
+        .code(2);
+}

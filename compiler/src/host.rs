@@ -184,8 +184,31 @@ pub fn new_prompt_path(key: &str, role: &str) -> Option<PathBuf> {
     Some(prompts.join(format!("{role}.md")))
 }
 
-/// Roles known for files under `start`: the built-in ones, `prompts/<role>.md` in
-/// `start` or an ancestor, and the project's `.factory/agents/<role>.md`.
+/// The factory home: `$FACTORY_HOME`, else `~/.factory`.
+pub fn factory_home() -> Option<PathBuf> {
+    match std::env::var_os("FACTORY_HOME") {
+        Some(v) if !v.is_empty() => Some(PathBuf::from(v)),
+        _ => std::env::home_dir().map(|h| h.join(".factory")),
+    }
+}
+
+/// Where a role's prompt is looked up for files under `start`, first match wins: the
+/// project's `.factory/agents/`, a `prompts/` directory at `start` or above it, then the
+/// user's `<home>/agents/prompts/` (the built-in prompts come after all three). The one
+/// rule `factory check`, the language server and `factory agent`/`run` share.
+pub fn prompt_dirs(start: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    [
+        find_up(start, ".factory").map(|d| d.join("agents")),
+        find_up(start, "prompts"),
+        home.map(|h| h.join("agents").join("prompts")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// Roles known for files under `start`: the built-in ones and every prompt in
+/// [`prompt_dirs`].
 pub fn discover_roles(start: &Path) -> BTreeSet<String> {
     let mut roles: BTreeSet<String> = BUILTIN_ROLES.iter().map(|r| r.to_string()).collect();
     roles.extend(
@@ -193,13 +216,7 @@ pub fn discover_roles(start: &Path) -> BTreeSet<String> {
             .into_iter()
             .map(|(role, _)| role.to_string()),
     );
-    for dir in [
-        find_up(start, "prompts"),
-        find_up(start, ".factory").map(|d| d.join("agents")),
-    ]
-    .into_iter()
-    .flatten()
-    {
+    for dir in prompt_dirs(start, factory_home().as_deref()) {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };

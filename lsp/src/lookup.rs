@@ -49,16 +49,12 @@ pub fn disk_key(world: &World, key: &str) -> Option<String> {
     key.starts_with('/').then(|| key.to_string())
 }
 
-/// The prompt file of `role` for a file at `key`: `prompts/<role>.md` next to or above
-/// it, else the project's `.factory/agents/<role>.md`.
+/// The prompt file of `role` for a file at `key`: the first in the directories
+/// `factory agent` reads (`factory_compiler::host::prompt_dirs`).
 pub fn prompt_path(key: &str, role: &str) -> Option<PathBuf> {
     let dir = Path::new(key).parent()?;
-    dir.ancestors().find_map(|d| {
-        [
-            d.join("prompts").join(format!("{role}.md")),
-            d.join(".factory").join("agents").join(format!("{role}.md")),
-        ]
+    factory_compiler::host::prompt_dirs(dir, factory_compiler::host::factory_home().as_deref())
         .into_iter()
+        .map(|d| d.join(format!("{role}.md")))
         .find(|p| p.is_file())
-    })
 }

@@ -13,7 +13,8 @@ use super::{FAILED, OK, USAGE, report};
 /// Run one agent role (researcher, strategist, builder, ceo, ...) in the project.
 #[derive(clap::Args)]
 #[command(after_help = "\
-The prompt is the project's .factory/agents/<role>.md, else ~/.factory/agents/prompts/<role>.md,
+The prompt is the project's .factory/agents/<role>.md, else prompts/<role>.md at or above the
+project, else ~/.factory/agents/prompts/<role>.md,
 else the built-in one, with the role's playbook appended. The agent's stdout is streamed here
 and saved as .factory/reviews/<role>[-TAG]-latest.md.
 

@@ -41,7 +41,7 @@ pub(super) fn node(
                 .label("no prompt for this role")
                 .attr("role")
                 .help(format!(
-                    "create `prompts/{role}.md` (or `.factory/agents/{role}.md`), or use a known role: {}",
+                    "create `prompts/{role}.md` or `.factory/agents/{role}.md` in the project (or `$FACTORY_HOME/agents/prompts/{role}.md` for all your projects), or use a known role: {}",
                     known.join(", ")
                 )),
         );

@@ -1,5 +1,7 @@
-//! Prompt resolution (spec §8.4): project `.factory/agents/<role>.md`, then the user's
-//! `~/.factory/agents/prompts/<role>.md`, then the built-in `prompts/<role>.md`. The
+//! Prompt resolution (spec §8.4): project `.factory/agents/<role>.md`, then a
+//! `prompts/<role>.md` at or above the project, then the user's
+//! `~/.factory/agents/prompts/<role>.md` (`factory_compiler::host::prompt_dirs`, the
+//! rule `factory check` shares), then the built-in `prompts/<role>.md`. The
 //! role's playbook is appended whichever tier wins, so an override never opts a role
 //! out of learning: the default playbook (the project's `.factory/playbooks/<role>.md`,
 //! else the built-in one), then the evolved playbook `~/.factory/playbooks/<role>.md`
@@ -90,12 +92,14 @@ pub fn resolve_playbook(
     role: &str,
 ) -> Result<ResolvedPlaybook, AgentError> {
     let file = format!("{role}.md");
-    let default = tier(
-        FactoryPaths::new(project)
-            .dir()
-            .join("playbooks")
-            .join(&file),
-        None,
+    let default = first_of(
+        vec![(
+            FactoryPaths::new(project)
+                .dir()
+                .join("playbooks")
+                .join(&file),
+            false,
+        )],
         factory_compiler::builtin::playbook(role).map(|t| (format!("prompts/playbooks/{file}"), t)),
     )?;
     let evolved = match home {
@@ -122,12 +126,11 @@ pub fn resolve_prompt_in(
     if !is_role_name(role) {
         return Err(unknown_role(project, home, role));
     }
-    let paths = FactoryPaths::new(project);
     let file = format!("{role}.md");
-
     let prompt = tier(
-        paths.dir().join("agents").join(&file),
-        home.as_ref().map(|h| h.join("agents/prompts").join(&file)),
+        project,
+        home,
+        &file,
         factory_compiler::builtin::prompt(role).map(|t| (format!("prompts/{file}"), t)),
     )?;
     let Some((mut text, source)) = prompt else {
@@ -151,18 +154,39 @@ pub fn resolve_prompt_in(
 }
 
 /// The first tier that has the file: project, user, built-in.
+/// The first of [`factory_compiler::host::prompt_dirs`] holding `file`, else the
+/// built-in text.
 fn tier(
-    project: PathBuf,
-    user: Option<PathBuf>,
+    project: &Path,
+    home: Option<&Path>,
+    file: &str,
     builtin: Option<(String, &'static str)>,
 ) -> Result<Option<(String, PromptSource)>, AgentError> {
-    if let Some(text) = read_optional(&project)? {
-        return Ok(Some((text, PromptSource::Project(project))));
-    }
-    if let Some(user) = user
-        && let Some(text) = read_optional(&user)?
-    {
-        return Ok(Some((text, PromptSource::User(user))));
+    let user = home.map(|h| h.join("agents").join("prompts"));
+    let candidates = factory_compiler::host::prompt_dirs(project, home)
+        .into_iter()
+        .map(|dir| {
+            let is_user = user.as_ref() == Some(&dir);
+            (dir.join(file), is_user)
+        })
+        .collect();
+    first_of(candidates, builtin)
+}
+
+/// The first of `candidates` (`(path, is the user's)`) that exists, else `builtin`.
+fn first_of(
+    candidates: Vec<(PathBuf, bool)>,
+    builtin: Option<(String, &'static str)>,
+) -> Result<Option<(String, PromptSource)>, AgentError> {
+    for (path, is_user) in candidates {
+        if let Some(text) = read_optional(&path)? {
+            let source = if is_user {
+                PromptSource::User(path)
+            } else {
+                PromptSource::Project(path)
+            };
+            return Ok(Some((text, source)));
+        }
     }
     Ok(builtin.map(|(path, text)| (text.to_string(), PromptSource::BuiltIn(path))))
 }
@@ -188,10 +212,7 @@ fn known_roles_in(project: &Path, home: Option<&Path>) -> Vec<String> {
         .into_iter()
         .map(|(r, _)| r.to_string())
         .collect();
-    let mut dirs = vec![FactoryPaths::new(project).dir().join("agents")];
-    if let Some(home) = home {
-        dirs.push(home.join("agents/prompts"));
-    }
+    let dirs = factory_compiler::host::prompt_dirs(project, home);
     for dir in dirs {
         let Ok(entries) = std::fs::read_dir(dir) else {
             continue;

@@ -20,10 +20,8 @@ pub const FACTORY_HOME_ENV: &str = "FACTORY_HOME";
 /// The per-user directory: `$FACTORY_HOME`, else `~/.factory`. `None` when neither is
 /// known (no home directory).
 pub fn user_home() -> Option<PathBuf> {
-    match std::env::var_os(FACTORY_HOME_ENV) {
-        Some(v) if !v.is_empty() => Some(PathBuf::from(v)),
-        _ => std::env::home_dir().map(|h| h.join(".factory")),
-    }
+    // One definition, shared with the compiler's role lookup.
+    factory_compiler::host::factory_home()
 }
 
 /// One registered project.
