@@ -361,6 +361,47 @@ pub fn skeletons(db: &dyn Db, file: SourceFile) -> Option<Vec<crate::ir::Ir>> {
     })
 }
 
+/// What the workflow-wide rules read of each workflow's nodes (the slots' nodes in
+/// full, the others as the structure holds them): equal after an edit that changes no
+/// role and no precheck command, so [`workflow_findings`] does not run again.
+#[salsa::tracked(returns(ref))]
+pub fn node_facts(db: &dyn Db, file: SourceFile) -> Vec<Vec<validate::NodeFact>> {
+    let parts = parts(db, file);
+    lower_structure(db, file)
+        .workflows
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            let slotted: BTreeSet<usize> = w.slots.iter().map(|s| s.index).collect();
+            let mut facts: Vec<validate::NodeFact> =
+                w.ir.nodes
+                    .iter()
+                    .enumerate()
+                    .filter(|(n, _)| !slotted.contains(n))
+                    .map(|(_, n)| validate::NodeFact::of(n))
+                    .collect();
+            facts.extend(
+                parts
+                    .get(i)
+                    .into_iter()
+                    .flatten()
+                    .map(|(_, p)| validate::NodeFact::of(&p.node)),
+            );
+            facts.sort_by(|a, b| a.id.cmp(&b.id));
+            facts
+        })
+        .collect()
+}
+
+/// The workflow-wide rules' findings for each workflow, from [`node_facts`].
+#[salsa::tracked(returns(ref))]
+pub fn workflow_findings(db: &dyn Db, file: SourceFile) -> Vec<Vec<Finding>> {
+    node_facts(db, file)
+        .iter()
+        .map(|facts| validate::workflow_rules(facts))
+        .collect()
+}
+
 /// The graph rules' findings for each workflow, addressed to IR entities. They read
 /// only the skeletons, so an edit that leaves the graph as it was does not run them.
 #[salsa::tracked(returns(ref))]
@@ -384,6 +425,7 @@ pub fn validate_file(db: &dyn Db, file: SourceFile) -> Vec<Finding<FileLoc>> {
         roles: db.roles().names(db).clone(),
     };
     let graph = graph_findings(db, file);
+    let whole = workflow_findings(db, file);
     for (i, w) in lower_structure(db, file).workflows.iter().enumerate() {
         let fallback = w.origins.workflow.clone();
         let mut apart = vec![false; w.ir.nodes.len()];
@@ -393,8 +435,9 @@ pub fn validate_file(db: &dyn Db, file: SourceFile) -> Vec<Finding<FileLoc>> {
             }
         }
         let local = validate::local_rules_except(&w.ir, &cx, |n| apart[n]);
+        let whole = whole.get(i).into_iter().flatten().cloned();
         let graph = graph.get(i).into_iter().flatten().cloned();
-        for f in local.into_iter().chain(graph) {
+        for f in local.into_iter().chain(whole).chain(graph) {
             let placed = f
                 .map(|r| w.origins.locate(&r).or_else(|| fallback.clone()))
                 .transpose();

@@ -79,6 +79,7 @@ codes! {
     UnusedKnob = "FWF103", Warning, "a knob is not used";
     UnusedNode = "FWF104", Warning, "a node is declared but not in any flow";
     UserGateInHeadless = "FWF105", Warning, "a `user` gate is in a headless mode";
+    PrecheckWithoutQa = "FWF106", Warning, "a precheck runs without all three QA roles";
 }
 
 /// A secondary place that matters to a finding (the fork a branch escapes from, the

@@ -57,8 +57,10 @@ pub fn ir_file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
         .first()
         .cloned()
         .unwrap_or_default();
+    let nodes: Vec<validate::NodeFact> = ir.nodes.iter().map(validate::NodeFact::of).collect();
     let mut out: Vec<Diagnostic> = validate::local_rules(ir, &cx)
         .iter()
+        .chain(&validate::workflow_rules(&nodes))
         .chain(&graph)
         .map(|f| to_diagnostic(f, &places))
         .collect();

@@ -128,7 +128,8 @@ fn an_attribute_edit_lowers_only_that_node() {
     // Only the edited node is parsed again. The tree changed, but what the workflow's
     // structure reads of it did not (`lowering_input` is equal): only the edited node
     // is lowered again (`lower_node`, once), and neither the structure, nor the
-    // skeletons, nor the graph rules run.
+    // skeletons, nor the graph rules run. The nodes' facts (roles, precheck commands)
+    // are read again and found equal, so the workflow-wide rules do not run either.
     assert_eq!(
         counts(&log),
         exactly(&[
@@ -140,6 +141,7 @@ fn an_attribute_edit_lowers_only_that_node() {
             ("lowering_input", 1),
             ("node_slots", 1),
             ("lower_node", 1),
+            ("node_facts", 1),
             ("file_findings", 1),
             ("file_diagnostics", 1),
         ])

@@ -122,6 +122,19 @@ pub fn verdict_file(node: &Node) -> Option<String> {
 /// The heading under which a verdict file states PROCEED, RELOOP or HALT.
 pub const VERDICT_HEADING: &str = "## Verdict";
 
+/// The roles that must each have completed for an experiment to have had QA: the
+/// precheck's `qa_execution` requires all three (Sacred Rule 9), and the compiler warns
+/// (FWF106) when a workflow that prechecks an experiment runs fewer.
+pub const REQUIRED_QA_ROLES: &[&str] = &["health_checker", "code_reviewer", "adversarial_tester"];
+
+/// Whether `node` is the keep gate of an experiment (`factory precheck … --exp …`).
+pub fn prechecks_experiment(node: &Node) -> bool {
+    node.attrs
+        .run
+        .as_deref()
+        .is_some_and(|r| r.contains("factory precheck") && r.contains("--exp"))
+}
+
 /// Whether `node` begins an experiment (its command is `factory begin …`): the nodes
 /// after it work in that experiment's worktree, which the SKILL.md says with
 /// `factory agent ROLE --exp {{exp_id}}` as the executor does with its worktree root.

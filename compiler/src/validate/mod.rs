@@ -75,6 +75,39 @@ pub fn local_rules_except(ir: &Ir, cx: &Context, apart: impl Fn(usize) -> bool) 
     out
 }
 
+/// What the workflow-wide rules read of a node: small, so an edit to anything else in
+/// a node leaves it equal and those rules do not run again.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct NodeFact {
+    pub id: String,
+    /// The role of an agent or agent gate.
+    pub role: Option<String>,
+    /// It is the keep gate of an experiment (`factory precheck … --exp`).
+    pub prechecks: bool,
+}
+
+impl NodeFact {
+    pub fn of(n: &crate::ir::Node) -> NodeFact {
+        let agent = matches!(
+            n.kind,
+            crate::ir::NodeKind::Agent | crate::ir::NodeKind::Gate
+        );
+        NodeFact {
+            id: n.id.clone(),
+            role: n.attrs.role.clone().filter(|_| agent),
+            prechecks: crate::ir::conventions::prechecks_experiment(n),
+        }
+    }
+}
+
+/// The rules about a workflow as a whole that read its nodes' attributes (a precheck
+/// without the QA roles), on the facts of every node.
+pub fn workflow_rules(nodes: &[NodeFact]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    local::precheck_qa(nodes, &mut out);
+    out
+}
+
 /// The rules about node `n` alone, in a workflow with `knobs` that is `headless` or
 /// not: its role (among `roles`, unless `None`), its gate's evaluator, its parallel
 /// count, its template variables.

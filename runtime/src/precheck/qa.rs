@@ -28,8 +28,9 @@ pub const QA_ROLES: &[&str] = &[
     "adversarial_tester",
     "qa",
 ];
-/// The roles that must each have completed for an experiment to have had QA.
-pub const REQUIRED_QA_ROLES: &[&str] = &["health_checker", "code_reviewer", "adversarial_tester"];
+/// The roles that must each have completed for an experiment to have had QA (one list
+/// with the compiler's FWF106).
+pub const REQUIRED_QA_ROLES: &[&str] = factory_compiler::ir::conventions::REQUIRED_QA_ROLES;
 /// The role whose events mark the experiment's last change.
 pub const BUILDER_ROLE: &str = "builder";
 /// Legacy monolithic QA event types.
