@@ -116,7 +116,7 @@ fn the_parallel_demo_keeps_the_best_of_three_different_changes() {
     // The API test passes on the base's code too: it proves nothing about a change and
     // is no growth, so the unformatted branch scores below the base and is reverted;
     // the doc comment holds every base test and is a neutral pass, superseded.
-    assert!(text.contains("revert     0.6875"), "{text}");
+    assert!(text.contains("revert     0.7500 → 0.6875"), "{text}");
     assert!(text.contains("superseded 0.7500"), "{text}");
     // Three different real changes, one per branch.
     let repo = git2::Repository::open(dir.path()).unwrap();

@@ -489,5 +489,5 @@ fn doctor_names_each_set_up_problem_with_its_fix_until_the_project_is_ready() {
         out.contains(&format!("FACTORY_HOME={}", p.home.path().display())),
         "{out}"
     );
-    assert!(out.contains("events.jsonl.set-aside"), "{out}");
+    assert!(out.contains("factory doctor --set-aside-log"), "{out}");
 }

@@ -125,6 +125,17 @@ fn a_change_that_breaks_a_test_is_reverted() {
         rows[0]
     );
     assert!(rows[0]["notes"].contains("; tests_kept: "), "{:?}", rows[0]);
+    // What the gate measured is recorded for the revert too (the dashboard's score
+    // chart draws it).
+    assert_eq!(
+        (
+            rows[0]["score_before"].as_str(),
+            rows[0]["score_after"].as_str()
+        ),
+        ("0.75", "0.25"),
+        "{:?}",
+        rows[0]
+    );
     assert!(
         rows[0]["notes"].ends_with("`experiment.trial.precheck` said halt"),
         "{:?}",

@@ -311,3 +311,32 @@ fn a_first_page_load_stays_under_one_megabyte() {
         "the current gate's question: {run}"
     );
 }
+
+/// The projects page's "last verdict" is the verdict recorded last, not the one of the
+/// highest id: parallel branches are begun together and finalized in any order.
+#[test]
+fn the_projects_page_shows_the_verdict_recorded_last() {
+    use factory_runtime::store::{ExperimentStore, Outcome, Verdict};
+    let dir = tempfile::tempdir().unwrap();
+    let store = ExperimentStore::with_registry(dir.path(), None);
+    let first = store.begin("branch one").unwrap().id;
+    let second = store.begin("branch two").unwrap().id;
+    store
+        .finalize(second, Outcome::new(Verdict::Revert))
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(5));
+    store
+        .finalize(
+            first,
+            Outcome::new(Verdict::Superseded).superseded_by(second),
+        )
+        .unwrap();
+    let (_rt, port, _) = serve(vec![dir.path().to_path_buf()], None);
+    let (code, _, body) = get(port, "/", "");
+    assert_eq!(code, 200, "{body}");
+    assert!(
+        body.contains("<span class=\"tag v-superseded\">superseded</span>"),
+        "the later verdict (experiment {first}) is the last: {body}"
+    );
+    assert!(!body.contains("<span class=\"tag v-revert\">"), "{body}");
+}

@@ -279,6 +279,15 @@ fn judged_under(root: &Path, id: u32, outcome: &mut Outcome) {
     }
     if matches!(outcome.verdict, Verdict::Revert | Verdict::Error) {
         outcome.notes = with_reasons(pre.as_ref(), &outcome.notes);
+        // What the gate measured is recorded for a revert too (the score chart, history
+        // and results.tsv show where it fell), unless the caller gave scores.
+        if outcome.score_before.is_none()
+            && outcome.score_after.is_none()
+            && let Some(p) = pre.as_ref().filter(|p| p.error.is_none())
+        {
+            outcome.score_before = p.score_before;
+            outcome.score_after = p.score_after;
+        }
     }
     if outcome.verdict == Verdict::Revert && outcome.revert_cause.is_none() {
         outcome.revert_cause = Some(match &pre {

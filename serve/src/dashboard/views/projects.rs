@@ -31,7 +31,12 @@ pub fn page(projects: &[PathBuf]) -> String {
         let state = detect(path, &options).state;
         let (last_score, last_verdict, count) = match store::load_history(path) {
             Ok(h) => {
-                let last = h.records.last();
+                // The latest verdict is the last one recorded, not the highest id:
+                // parallel branches are begun together and finalized in any order.
+                let last = h
+                    .records
+                    .iter()
+                    .max_by(|a, b| a.timestamp.cmp(&b.timestamp).then(a.id.cmp(&b.id)));
                 (
                     score(last.and_then(|r| r.score_after)),
                     last.map_or("–".into(), |r| verdict_tag(r.verdict.as_str())),
