@@ -221,35 +221,44 @@ fn an_agent_dies_with_a_killed_factory() {
         .env_remove("FACTORY_AGENT_CMD")
         .args(["agent", "builder", "--runner", "exec", "--agent-cmd"])
         // A background tool that would write after factory is gone, and a foreground
-        // one that keeps the agent busy; `started` says both are running.
-        .arg("(sleep 2; touch late.txt) & echo $$ > started; sleep 30")
+        // one that keeps the agent busy; `started` names the agent's shell (its group)
+        // and the background tool, written whole once both run.
+        .arg("(sleep 2; touch late.txt) & echo \"$$ $!\" > started.tmp && mv started.tmp started; sleep 30")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     let mut child = factory.spawn().unwrap();
     let started = dir.join("started");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !started.exists() || fs::read_to_string(&started).unwrap().trim().is_empty() {
+    while !started.exists() {
         assert!(
             std::time::Instant::now() < deadline,
             "the agent never started"
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let agent: i32 = fs::read_to_string(&started)
+    let pids: Vec<i32> = fs::read_to_string(&started)
         .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    let (agent, background) = (pids[0], pids[1]);
     child.kill().unwrap(); // SIGKILL: no destructor, no handler runs in factory
     child.wait().unwrap();
-    std::thread::sleep(std::time::Duration::from_secs(3));
+    // SAFETY: signal 0 only asks whether the group, or the process, still exists.
+    let gone = || unsafe { libc::killpg(agent, 0) != 0 && libc::kill(background, 0) != 0 };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !gone() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the agent's process group outlived factory"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // The background tool is dead well before its `touch`: nothing can write it now.
     assert!(
         !dir.join("late.txt").exists(),
         "the agent's background tool wrote after factory died"
     );
-    // SAFETY: signal 0 only asks whether the agent's group still has a member.
-    let alive = unsafe { libc::killpg(agent, 0) } == 0;
-    assert!(!alive, "the agent's process group outlived factory");
 }
 
 /// One rule for where a role's prompt is: what `factory check` accepts, `factory agent`
