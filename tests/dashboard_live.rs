@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use factory_runtime::events::tail::Tail;
 use factory_runtime::exec::progress::RunProgress;
 use factory_runtime::store::{ExperimentStore, Outcome, Verdict};
-use support::Project;
+use support::{Dashboard, Project};
 
 const WORKFLOW: &str = r#"//! A small scripted mode for the dashboard tests.
 workflow live {
@@ -46,48 +46,6 @@ fn script(ms: u64) -> String {
          review:\n    - verdict: reloop\n      rationale: the tests do not cover ties\n      sleep_ms: {ms}\n    \
          - verdict: proceed\n      rationale: ties are covered now\n      sleep_ms: {ms}\n"
     )
-}
-
-/// `factory dashboard` on a free port; killed on drop.
-struct Dashboard {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Dashboard {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Dashboard {
-    fn start(p: &Project) -> Dashboard {
-        let mut child = Command::new(assert_cmd::cargo::cargo_bin("factory"))
-            .args(["dashboard", "--port", "0", "--project"])
-            .arg(p.path())
-            .env("FACTORY_HOME", p.home())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        out.read_line(&mut line).unwrap();
-        // Keep reading: a closed pipe would end the dashboard at its next line.
-        std::thread::spawn(move || for _ in out.lines() {});
-        let url = line
-            .trim()
-            .strip_prefix("factory dashboard on ")
-            .unwrap_or_else(|| panic!("the URL is printed first: {line:?}"))
-            .trim_end_matches('/')
-            .to_string();
-        Dashboard { child, url }
-    }
-
-    fn port(&self) -> u16 {
-        self.url.rsplit(':').next().unwrap().parse().unwrap()
-    }
 }
 
 /// Starts the scripted run and returns it with its run id once its directory exists.

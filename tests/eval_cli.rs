@@ -1,6 +1,8 @@
 //! `factory eval`, `factory discover` and `factory precheck` as a user runs them, on real
 //! projects in temp dirs (a `cargo new` Rust project, real git repositories).
 
+mod support;
+
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -381,25 +383,6 @@ fn every_command_has_help_with_an_example() {
     }
 }
 
-/// `PATH` with a standard-library-only `python3` first: no pytest, whatever the machine
-/// has installed.
-fn without_pytest() -> String {
-    let venv = std::env::temp_dir().join("factory-test-plain-venv");
-    if !venv.join("bin/python3").exists() {
-        let made = Command::new("python3")
-            .args(["-m", "venv", "--without-pip"])
-            .arg(&venv)
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(made, "needs python3 with venv");
-    }
-    format!(
-        "{}:{}",
-        venv.join("bin").display(),
-        std::env::var("PATH").unwrap_or_default()
-    )
-}
-
 fn python_project(eval_command: &str) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
@@ -426,7 +409,7 @@ fn python_project(eval_command: &str) -> tempfile::TempDir {
 fn pytest_tests_without_pytest_fail_the_tests_dimension_naming_the_install() {
     let tmp = python_project("factory eval");
     let d = tmp.path();
-    let path = without_pytest();
+    let path = support::plain_python_path();
     let run = |args: &[&str]| {
         Command::new(FACTORY)
             .args(args)

@@ -9,13 +9,12 @@
 mod support;
 
 use std::fs;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use support::{DEMO, Project};
+use support::{DEMO, Dashboard, Project, head_commit, output as text};
 
 /// The demo's script, with each of `roles` saving its task and working directory to
 /// `capture/<role>-<run>.{task,pwd}` first, and the builder's report marked `run-<run>`.
@@ -54,54 +53,6 @@ fn script(capture: &Path, run: u32) -> String {
     out
 }
 
-fn run_improve(p: &Project, script: &str) -> std::process::Output {
-    let path = p.path().join(".factory/script.yaml");
-    fs::write(&path, script).unwrap();
-    p.factory(&[
-        "run",
-        "improve",
-        "--runner",
-        "replay",
-        "--script",
-        path.to_str().unwrap(),
-    ])
-}
-
-struct Dashboard {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Dashboard {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn dashboard(p: &Project) -> Dashboard {
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("factory"))
-        .args(["dashboard", "--port", "0", "--project"])
-        .arg(p.path())
-        .env("FACTORY_HOME", p.home())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    out.read_line(&mut line).unwrap();
-    std::thread::spawn(move || for _ in out.lines() {});
-    let port = line
-        .trim()
-        .trim_end_matches('/')
-        .rsplit(':')
-        .next()
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("the URL is printed first: {line:?}"));
-    Dashboard { child, port }
-}
-
 fn get(port: u16, path: &str) -> String {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
@@ -115,29 +66,14 @@ fn get(port: u16, path: &str) -> String {
     String::from_utf8_lossy(&raw).into_owned()
 }
 
-fn text(o: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
 #[test]
 fn three_experiments_each_keep_their_own_reports_and_agents_know_where_they_are() {
     let target = tempfile::tempdir().unwrap();
     let p = Project::demo(target.path());
     let capture = tempfile::tempdir().unwrap();
-    let base = git2::Repository::open(p.path())
-        .unwrap()
-        .head()
-        .unwrap()
-        .peel_to_commit()
-        .unwrap()
-        .id()
-        .to_string();
+    let base = head_commit(p.path());
     for run in 1..=3 {
-        let out = run_improve(&p, &script(capture.path(), run));
+        let out = p.run_workflow("improve", &script(capture.path(), run));
         assert!(
             matches!(out.status.code(), Some(0 | 3)),
             "run {run} judged its experiment: {}",
@@ -149,9 +85,9 @@ fn three_experiments_each_keep_their_own_reports_and_agents_know_where_they_are(
     assert!(latest.contains("run-3"), "{latest}");
 
     // ... while each experiment's page shows its own.
-    let dash = dashboard(&p);
+    let dash = Dashboard::start(&p);
     for id in 1..=3u32 {
-        let page = get(dash.port, &format!("/p/0/exp/{id}"));
+        let page = get(dash.port(), &format!("/p/0/exp/{id}"));
         assert!(
             page.contains(&format!("Build report run-{id}")),
             "exp {id}: {page}"

@@ -14,7 +14,7 @@ use factory_runtime::events::{self, Event};
 use factory_runtime::project::layout::FactoryPaths;
 use git2::Repository;
 use serde_json::Value;
-use support::{commit_all, text};
+use support::{commit_all, plain_python_path, text};
 
 struct Project {
     dir: tempfile::TempDir,
@@ -381,27 +381,4 @@ fn an_eval_with_nothing_that_varies_is_measured_once_per_side() {
             .contains("`python3 -m unittest` passed as the eval's own run"),
         "{v}"
     );
-}
-
-/// `PATH` with a standard-library-only `python3` first: the gate picks pytest when it is
-/// installed, and these tests pin the unittest runner whatever the machine has.
-fn plain_python_path() -> String {
-    static BIN: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
-    let bin = BIN.get_or_init(|| {
-        let venv = std::env::temp_dir().join("factory-test-plain-venv");
-        if !venv.join("bin/python3").exists() {
-            let made = std::process::Command::new("python3")
-                .args(["-m", "venv", "--without-pip"])
-                .arg(&venv)
-                .status()
-                .is_ok_and(|s| s.success());
-            assert!(made, "these tests need python3 with venv");
-        }
-        venv.join("bin")
-    });
-    format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    )
 }

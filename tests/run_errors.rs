@@ -4,15 +4,7 @@ mod support;
 
 use std::fs;
 
-use support::{Project, WORKFLOW, script};
-
-fn text(o: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use support::{Project, WORKFLOW, output as text, script};
 
 #[test]
 fn not_a_git_repository_names_git_init() {

@@ -16,6 +16,11 @@ const KILLS: usize = 20;
 const THREADS: usize = 4;
 
 fn start(p: &Project, script_path: &str) -> std::process::Child {
+    start_workflow(p, WORKFLOW, script_path)
+}
+
+/// `factory run WORKFLOW` on a replay script, in the background, its output dropped.
+fn start_workflow(p: &Project, workflow: &str, script_path: &str) -> std::process::Child {
     std::process::Command::new(assert_cmd::cargo::cargo_bin("factory"))
         .current_dir(p.path())
         // The same home as `p.factory(["resume"])`: the event log's key lives there.
@@ -24,7 +29,7 @@ fn start(p: &Project, script_path: &str) -> std::process::Child {
         .env_remove("FACTORY_RUN_ID")
         .args([
             "run",
-            WORKFLOW,
+            workflow,
             "--runner",
             "replay",
             "--script",
@@ -173,23 +178,7 @@ fn factory_runs_names_a_killed_run_and_how_far_it_got() {
         1,
     );
     fs::write(&path, slow).unwrap();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("factory"))
-        .current_dir(p.path())
-        .env("FACTORY_HOME", p.home())
-        .env("CARGO_TARGET_DIR", p.target())
-        .env_remove("FACTORY_RUN_ID")
-        .args([
-            "run",
-            "improve",
-            "--runner",
-            "replay",
-            "--script",
-            path.to_str().unwrap(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = start_workflow(&p, "improve", path.to_str().unwrap());
     let started = Instant::now();
     while !fs::read_to_string(p.path().join(".factory/events.jsonl"))
         .unwrap_or_default()

@@ -14,7 +14,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use support::{DEMO, Project, script_from};
+use support::{DEMO, Project, head_commit as head, script_from};
 
 /// One step of a SKILL.md, as a person reads it.
 #[derive(Debug, Default)]
@@ -384,17 +384,6 @@ fn dirty(dir: &Path) -> Vec<(String, Vec<u8>)> {
             (p, bytes)
         })
         .collect()
-}
-
-fn head(dir: &Path) -> String {
-    git2::Repository::open(dir)
-        .unwrap()
-        .head()
-        .unwrap()
-        .peel_to_commit()
-        .unwrap()
-        .id()
-        .to_string()
 }
 
 #[test]

@@ -116,11 +116,16 @@ impl Project {
 
     /// Runs the experiment workflow with `script` as the agents.
     pub fn run(&self, script: &str) -> Output {
+        self.run_workflow(WORKFLOW, script)
+    }
+
+    /// Runs `workflow` (a mode name or a file) with `script` as the agents.
+    pub fn run_workflow(&self, workflow: &str, script: &str) -> Output {
         let path = self.path().join(".factory/script.yaml");
         fs::write(&path, script).unwrap();
         self.factory(&[
             "run",
-            WORKFLOW,
+            workflow,
             "--runner",
             "replay",
             "--script",
@@ -238,4 +243,92 @@ pub fn needs(tool: &str) {
             .is_ok_and(|o| o.status.success()),
         "this test needs {tool} (.ci/run installs it)"
     );
+}
+
+/// A command's stdout then stderr, as text.
+pub fn output(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// The commit `HEAD` of the repository at `dir` points at (hex).
+pub fn head_commit(dir: &Path) -> String {
+    Repository::open(dir)
+        .unwrap()
+        .head()
+        .unwrap()
+        .peel_to_commit()
+        .unwrap()
+        .id()
+        .to_string()
+}
+
+/// `PATH` with a standard-library-only `python3` first: the gate and the eval pick
+/// pytest when it is installed, and these tests pin the unittest runner (and a missing
+/// pytest) whatever the machine has.
+pub fn plain_python_path() -> String {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let bin = BIN.get_or_init(|| {
+        let venv = std::env::temp_dir().join("factory-test-plain-venv");
+        if !venv.join("bin/python3").exists() {
+            let made = std::process::Command::new("python3")
+                .args(["-m", "venv", "--without-pip"])
+                .arg(&venv)
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(made, "these tests need python3 with venv");
+        }
+        venv.join("bin")
+    });
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// `factory dashboard` on a free port for `p`; killed on drop.
+pub struct Dashboard {
+    child: std::process::Child,
+    pub url: String,
+}
+
+impl Drop for Dashboard {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Dashboard {
+    pub fn start(p: &Project) -> Dashboard {
+        use std::io::{BufRead, BufReader};
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("factory"))
+            .args(["dashboard", "--port", "0", "--project"])
+            .arg(p.path())
+            .env("FACTORY_HOME", p.home())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        out.read_line(&mut line).unwrap();
+        // Keep reading: a closed pipe would end the dashboard at its next line.
+        std::thread::spawn(move || for _ in out.lines() {});
+        let url = line
+            .trim()
+            .strip_prefix("factory dashboard on ")
+            .unwrap_or_else(|| panic!("the URL is printed first: {line:?}"))
+            .trim_end_matches('/')
+            .to_string();
+        Dashboard { child, url }
+    }
+
+    pub fn port(&self) -> u16 {
+        self.url.rsplit(':').next().unwrap().parse().unwrap()
+    }
 }
