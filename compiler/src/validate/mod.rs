@@ -7,6 +7,7 @@ mod forks;
 mod graph;
 mod local;
 mod templates;
+mod whole;
 
 use std::collections::BTreeSet;
 
@@ -104,7 +105,7 @@ impl NodeFact {
 /// without the QA roles), on the facts of every node.
 pub fn workflow_rules(nodes: &[NodeFact]) -> Vec<Finding> {
     let mut out = Vec::new();
-    local::precheck_qa(nodes, &mut out);
+    whole::precheck_qa(nodes, &mut out);
     out
 }
 
