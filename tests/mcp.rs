@@ -240,6 +240,24 @@ async fn an_mcp_client_lists_tools_checks_a_workflow_and_runs_a_mode_to_its_verd
         }
     };
     assert!(read("factory://results.tsv".into()).await.contains("keep"));
+    // The kept experiment's own reports, from its evidence.
+    let id = history["records"][0]["id"].as_u64().unwrap();
+    let evidence: Value =
+        serde_json::from_str(&read(format!("factory://experiments/{id}/evidence")).await).unwrap();
+    let files = evidence.as_array().unwrap();
+    assert!(!files.is_empty(), "{evidence:#}");
+    assert!(
+        files
+            .iter()
+            .all(|f| f["state"] == "intact" && f["text"].is_string()),
+        "{evidence:#}"
+    );
+    assert!(
+        files.iter().any(|f| f["path"]
+            .as_str()
+            .is_some_and(|p| p.starts_with(".factory/reviews/"))),
+        "{evidence:#}"
+    );
     let lines = read(format!("factory://runs/{run_id}/events")).await;
     assert!(lines.lines().count() >= kinds.len(), "{lines}");
     assert!(
