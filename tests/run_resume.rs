@@ -214,3 +214,107 @@ fn factory_runs_names_a_killed_run_and_how_far_it_got() {
     assert!(runs.contains(" completed "), "{runs}");
     assert!(!runs.contains("killed"), "{runs}");
 }
+
+/// The demo's script with its builder failing on the first visit, as an agent CLI does
+/// when its API is briefly unavailable.
+fn builder_fails_once() -> String {
+    script(&[]).replacen(
+        "  builder:\n    - ",
+        "  builder:\n    - exit: 1\n      print: \"API overloaded, try again later\"\n    - ",
+        1,
+    )
+}
+
+/// An agent that fails (its CLI exits non-zero) leaves nothing judged: the run fails,
+/// its experiment stays open with its worktree, and `factory resume` runs that agent
+/// again and carries the run to its verdict.
+#[test]
+fn a_run_its_agent_failure_ended_is_finished_by_resume() {
+    let target = tempfile::tempdir().unwrap();
+    let p = Project::demo(target.path());
+    let out = p.run_workflow("improve", &builder_fails_once());
+    let text = support::output(&out);
+    assert_eq!(out.status.code(), Some(1), "the run failed:\n{text}");
+    assert!(text.contains("FAILED at experiment.trial.builder"), "{text}");
+    assert!(
+        text.contains("experiment 1 stays open")
+            && text.contains("`factory resume --project")
+            && text.contains("runs it again"),
+        "{text}"
+    );
+    assert!(p.results().is_empty(), "no verdict was recorded: {:?}", p.results());
+    assert!(
+        p.branches().contains("factory/exp-001"),
+        "the experiment's branch is kept: {:?}",
+        p.branches()
+    );
+    let runs = support::text(&p.factory(&["runs"]).stdout);
+    assert!(
+        runs.contains("`factory resume` runs it again"),
+        "factory runs offers the resume: {runs}"
+    );
+
+    let out = p.factory(&["resume"]);
+    let text = support::output(&out);
+    assert!(out.status.success(), "resume carried it to a keep:\n{text}");
+    assert!(text.contains("experiment 1: keep"), "{text}");
+    let rows = p.results();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!((rows[0]["id"].as_str(), rows[0]["verdict"].as_str()), ("1", "keep"));
+    // The retry is journaled, so a later resume replays it rather than losing it.
+    let retried: Vec<_> = p
+        .events()
+        .into_iter()
+        .filter(|e| e.kind() == "run.resumed" && e.get("retry_seq").is_some())
+        .collect();
+    assert_eq!(retried.len(), 1, "one journaled retry");
+    let builders = p
+        .events()
+        .into_iter()
+        .filter(|e| {
+            e.kind() == "node.started"
+                && e.get("node").and_then(|v| v.as_str().map(str::to_string)).as_deref()
+                    == Some("experiment.trial.builder")
+        })
+        .count();
+    assert_eq!(builders, 2, "the builder ran twice: the failed visit and the retry");
+    assert!(
+        !support::text(&p.factory(&["runs"]).stdout).contains("runs it again"),
+        "once resumed, no resume is offered"
+    );
+}
+
+/// A run its agent's failure ended that is not resumed does not hold its experiment
+/// forever: the next run records it as `error`, saying why, and a resume of the old
+/// run is no longer offered. One closed by hand is not resumed either.
+#[test]
+fn an_unresumed_failed_run_is_closed_by_the_next_run() {
+    let target = tempfile::tempdir().unwrap();
+    let p = Project::demo(target.path());
+    assert_eq!(p.run_workflow("improve", &builder_fails_once()).status.code(), Some(1));
+    let out = p.run_workflow("improve", &script(&[]));
+    let text = support::output(&out);
+    assert!(out.status.success(), "{text}");
+    let rows = p.results();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!((rows[0]["id"].as_str(), rows[0]["verdict"].as_str()), ("1", "error"));
+    assert!(
+        rows[0]["notes"].contains("stopped at experiment.trial.builder")
+            && rows[0]["notes"].contains("not resumed; run "),
+        "{:?}",
+        rows[0]["notes"]
+    );
+    assert_eq!((rows[1]["id"].as_str(), rows[1]["verdict"].as_str()), ("2", "keep"));
+    let runs = support::text(&p.factory(&["runs"]).stdout);
+    assert!(!runs.contains("runs it again"), "{runs}");
+
+    // Closed by hand: resume refuses rather than reopening a judged experiment.
+    let q = Project::demo(target.path());
+    assert_eq!(q.run_workflow("improve", &builder_fails_once()).status.code(), Some(1));
+    let closed = q.factory(&["finalize", "--id", "1", "--verdict", "error"]);
+    assert!(closed.status.success(), "{}", support::output(&closed));
+    let out = q.factory(&["resume"]);
+    let text = support::output(&out);
+    assert!(!out.status.success(), "{text}");
+    assert!(text.contains("already"), "{text}");
+}

@@ -81,8 +81,18 @@ pub fn finish(project: &Path, ended: Result<RunEnd, miette::Report>, json: bool)
                     ));
                 }
             }
+            None if end.retry.is_some() => lines.push(format!(
+                "  experiment {id} stays open (its worktree and branch are kept); \
+                 `factory finalize --id {id} --verdict error` closes it"
+            )),
             None => lines.push(format!("  experiment {id}: no verdict recorded")),
         }
+    }
+    if let Some(node) = &end.retry {
+        lines.push(format!(
+            "  the agent of `{node}` did not finish: fix the cause, then `factory resume --project {}` runs it again",
+            project.display()
+        ));
     }
     if let Some(u) = &end.usage {
         lines.push(format!("  agents used {}", u.summary()));

@@ -66,6 +66,8 @@ pub fn run(args: Args) -> ExitCode {
         }
         if r.status == "killed" {
             println!("    stopped before it finished: `factory resume` continues it");
+        } else if let Some(node) = &r.retry {
+            println!("    the agent of `{node}` did not finish: `factory resume` runs it again");
         }
         for record in records_of_run(&args.path, &r.run_id) {
             let branches: Vec<String> = record

@@ -125,8 +125,15 @@ pub enum EventData {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         workflow: Option<String>,
     },
+    /// `retry_seq`: this resume ran again the node whose agent failure ended the run,
+    /// journaled as the machine's `Retry` input with that sequence number.
     #[serde(rename = "run.resumed")]
-    RunResumed { run_id: String, respawns: u32 },
+    RunResumed {
+        run_id: String,
+        respawns: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_seq: Option<u64>,
+    },
     #[serde(rename = "run.interrupted")]
     RunInterrupted { run_id: String },
     /// `outcome` is the executor's `RunOutcome` as JSON (events sits below exec).

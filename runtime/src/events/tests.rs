@@ -116,8 +116,17 @@ fn each_variant_has_its_json_and_reads_back_as_itself() {
             EventData::RunResumed {
                 run_id: "r".into(),
                 respawns: 2,
+                retry_seq: None,
             },
             r#"{"type":"run.resumed","timestamp":"2026-01-01T00:00:00Z","respawns":2,"run_id":"r"}"#,
+        ),
+        (
+            EventData::RunResumed {
+                run_id: "r".into(),
+                respawns: 1,
+                retry_seq: Some(7),
+            },
+            r#"{"type":"run.resumed","timestamp":"2026-01-01T00:00:00Z","respawns":1,"retry_seq":7,"run_id":"r"}"#,
         ),
         (
             EventData::RunInterrupted { run_id: "r".into() },

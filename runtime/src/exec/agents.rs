@@ -153,19 +153,19 @@ async fn invoke(
                 })
                 .collect();
             if !missing.is_empty() && !missing.iter().all(|m| review.join(m).exists()) {
-                report.result = NodeResult::Failed {
-                    reason: format!(
-                        "the {role} agent of `{}` finished without writing {}",
-                        cx.node.id,
-                        missing.join(", ")
-                    ),
-                };
+                report.result = NodeResult::failed(format!(
+                    "the {role} agent of `{}` finished without writing {}",
+                    cx.node.id,
+                    missing.join(", ")
+                ));
             }
         }
         Err(e) => {
             report.spawn_failure = e.is_agent_failure();
+            // Nothing was judged: `factory resume` may run the agent again.
             report.result = NodeResult::Failed {
                 reason: describe(&e),
+                retryable: e.is_agent_failure(),
             };
         }
     }

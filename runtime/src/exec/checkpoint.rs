@@ -181,6 +181,10 @@ pub struct RunSummary {
     /// was killed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
+    /// The node whose agent's failure ended the run, while `factory resume` can run it
+    /// again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<String>,
 }
 
 impl RunSummary {
@@ -210,6 +214,12 @@ pub fn journaled_nodes(paths: &FactoryPaths, run_id: &str) -> u64 {
 }
 
 impl RunSummary {
+    /// The summary of `run_id`, when it has a readable one.
+    pub fn load(paths: &FactoryPaths, run_id: &str) -> Option<RunSummary> {
+        let bytes = std::fs::read(run_dir(paths, run_id).join("summary.json")).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
     pub fn save(&self, paths: &FactoryPaths) -> std::io::Result<()> {
         let dir = run_dir(paths, &self.run_id);
         std::fs::create_dir_all(&dir)?;
@@ -243,14 +253,13 @@ pub fn run_usage(paths: &FactoryPaths, run_id: &str) -> Option<events::Usage> {
 
 /// Every run's summary, oldest first; unreadable ones are skipped.
 pub fn list_runs(project: &Path) -> Vec<RunSummary> {
-    let dir = FactoryPaths::new(project).dir().join("runs");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
+    let paths = FactoryPaths::new(project);
+    let Ok(entries) = std::fs::read_dir(paths.dir().join("runs")) else {
         return Vec::new();
     };
     let mut runs: Vec<RunSummary> = entries
         .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("summary.json")).ok())
-        .filter_map(|b| serde_json::from_slice(&b).ok())
+        .filter_map(|e| RunSummary::load(&paths, e.file_name().to_str()?))
         .collect();
     runs.sort_by(|a, b| {
         a.started_at
@@ -267,6 +276,11 @@ pub fn journal_event(run_id: &str, seq: u64, input: &Input, visit: u32) -> Event
             run_id: run_id.to_string(),
             seq,
             workflow: None,
+        },
+        Input::Retry => EventData::RunResumed {
+            run_id: run_id.to_string(),
+            respawns: 0,
+            retry_seq: Some(seq),
         },
         Input::Finished { node, result, vars } => EventData::NodeFinished {
             run_id: run_id.to_string(),
@@ -289,10 +303,15 @@ pub fn journal_after(
     seq: u64,
 ) -> Result<Vec<(u64, Input)>, events::EventsError> {
     let mut out = Vec::new();
-    for kind in [kinds::RUN_STARTED, kinds::NODE_FINISHED] {
+    for kind in [kinds::RUN_STARTED, kinds::NODE_FINISHED, kinds::RUN_RESUMED] {
         for e in events::read_kind(paths, kind)? {
             let (id, s, input) = match e.data {
                 EventData::RunStarted { run_id, seq, .. } => (run_id, seq, Input::Start),
+                EventData::RunResumed {
+                    run_id,
+                    retry_seq: Some(seq),
+                    ..
+                } => (run_id, seq, Input::Retry),
                 EventData::NodeFinished {
                     run_id,
                     seq,

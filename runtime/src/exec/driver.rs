@@ -29,6 +29,9 @@ pub struct RunEnd {
     /// `decide`"), in order.
     pub halts: Vec<String>,
     pub async_failures: Vec<String>,
+    /// The node whose agent's failure ended the run: `factory resume` runs it again,
+    /// and the run's experiment stays open until then.
+    pub retry: Option<String>,
     pub nodes_run: u64,
     /// The agents' tokens and cost, summed over the run.
     pub usage: Option<crate::events::Usage>,
@@ -139,6 +142,7 @@ pub async fn drive(
                         .and_then(|r| r.notes.lines().next().map(str::to_string))
                         .filter(|n| !n.trim().is_empty());
                     summary.nodes_run = nodes_run(&graph, &machine.state);
+                    summary.retry = machine.state.retry.clone();
                     summary.usage = usage;
                     if top_level {
                         summary
@@ -254,6 +258,7 @@ pub(crate) fn end_of(
             })
             .collect(),
         async_failures: state.async_failures.clone(),
+        retry: state.retry.clone(),
         nodes_run: nodes_run(graph, state),
         usage: None,
     }

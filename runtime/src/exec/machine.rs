@@ -25,7 +25,23 @@ pub enum NodeResult {
     /// A gate decided.
     Verdict { verdict: Label },
     /// Failed (a crash, a timeout, a failed post-check, an unreadable verdict).
-    Failed { reason: String },
+    /// `retryable`: the node's agent could not run, crashed or ran out of time, so
+    /// nothing was judged and running it again may succeed (`factory resume`).
+    Failed {
+        reason: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        retryable: bool,
+    },
+}
+
+impl NodeResult {
+    /// A failure nothing can retry (a failed post-check, an unreadable verdict).
+    pub fn failed(reason: impl Into<String>) -> Self {
+        NodeResult::Failed {
+            reason: reason.into(),
+            retryable: false,
+        }
+    }
 }
 
 /// What the machine is told.
@@ -41,6 +57,9 @@ pub enum Input {
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         vars: BTreeMap<String, String>,
     },
+    /// Run again the node whose retryable failure ended the run (see
+    /// [`MachineState::retry`]), and what the failure stopped with it.
+    Retry,
 }
 
 /// What the machine asks for.
@@ -111,6 +130,10 @@ pub struct MachineState {
     pub async_failures: Vec<String>,
     /// The run finished (the Finish command was issued).
     pub finished: bool,
+    /// The node whose retryable failure (its agent could not run, crashed or timed
+    /// out) ended the run: [`Input::Retry`] runs it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<String>,
 }
 
 pub struct Machine<'g> {
@@ -150,14 +173,47 @@ impl<'g> Machine<'g> {
         commands
     }
 
+    /// Whether [`Input::Retry`] would run something again: the run ended on a
+    /// retryable failure.
+    pub fn can_retry(&self) -> bool {
+        self.retry_node().is_some()
+    }
+
+    fn retry_node(&self) -> Option<String> {
+        let node = self.state.retry.as_ref()?;
+        match &self.state.outcome {
+            Some(RunOutcome::Failed { node: failed, .. }) if failed == node => Some(node.clone()),
+            _ => None,
+        }
+    }
+
+    /// Reopens a run its retryable failure ended: the failed node runs again (as its
+    /// next visit) and so does what was cancelled with it, each where it was.
+    fn retry(&mut self, commands: &mut Vec<Command>) {
+        let Some(node) = self.retry_node() else {
+            return;
+        };
+        self.state.retry = None;
+        self.state.outcome = None;
+        self.state.finished = false;
+        *self.state.visits.entry(node.clone()).or_default() += 1;
+        self.state.running.insert(node);
+        commands.extend(self.resume());
+    }
+
     /// Applies one input and returns what to do next.
     pub fn on_input(&mut self, input: Input) -> Vec<Command> {
         self.state.seq += 1;
         let mut commands = Vec::new();
+        if input == Input::Retry {
+            self.retry(&mut commands);
+            return commands;
+        }
         if self.state.finished {
             return commands;
         }
         match input {
+            Input::Retry => {}
             Input::Start => match self.graph.start() {
                 Some(start) => self.activate(start, None, &mut commands),
                 None => self.fail("start", "the workflow has no start node".into()),
@@ -178,7 +234,7 @@ impl<'g> Machine<'g> {
             return;
         };
         if self.state.async_running.remove(node) {
-            if let NodeResult::Failed { reason } = result {
+            if let NodeResult::Failed { reason, .. } = result {
                 self.state.async_failures.push(format!("{node}: {reason}"));
             }
             return;
@@ -199,14 +255,19 @@ impl<'g> Machine<'g> {
                     self.activate(t, Some(i), commands);
                 }
             }
-            NodeResult::Failed { reason } => {
+            NodeResult::Failed { reason, retryable } => {
                 match self.graph.targets(i, Some(Label::Fail)).next() {
                     Some((_, t)) => {
                         let why = format!("`{node}` failed: {reason}");
                         self.state.vars.insert(REASON_VAR.into(), why);
                         self.activate(t, Some(i), commands)
                     }
-                    None => self.fail(node, reason),
+                    None => {
+                        if retryable && self.state.outcome.is_none() {
+                            self.state.retry = Some(node.to_string());
+                        }
+                        self.fail(node, reason)
+                    }
                 }
             }
             NodeResult::Verdict { verdict } => self.verdict(i, verdict, commands),

@@ -42,8 +42,18 @@ fn verdict(node: &str, v: Label) -> Input {
 fn failed(node: &str) -> Input {
     Input::Finished {
         node: node.into(),
+        result: NodeResult::failed("boom"),
+        vars: Default::default(),
+    }
+}
+
+/// A failure of the node's agent (it could not run, crashed or timed out).
+fn agent_failed(node: &str) -> Input {
+    Input::Finished {
+        node: node.into(),
         result: NodeResult::Failed {
-            reason: "boom".into(),
+            reason: "the builder agent failed (exit 1)".into(),
+            retryable: true,
         },
         vars: Default::default(),
     }
@@ -287,4 +297,55 @@ fn a_branch_runs_the_body_from_a_start_to_an_end_that_stands_for_every_exit() {
         runs(&m.on_input(verdict("branches.check", Label::Proceed))),
         ["finish:completed"]
     );
+}
+
+#[test]
+fn a_retry_runs_the_node_whose_agent_failed_again_and_the_run_goes_on() {
+    let g = graph(CHAIN);
+    let mut m = Machine::new(&g);
+    m.on_input(Input::Start);
+    m.on_input(done("a"));
+    assert_eq!(runs(&m.on_input(agent_failed("b"))), ["finish:failed"]);
+    m.mark_finished();
+    assert!(m.can_retry());
+    // Its next visit, so the failed attempt's logs stay apart.
+    assert_eq!(runs(&m.on_input(Input::Retry)), ["b#2"]);
+    assert!(!m.can_retry());
+    assert_eq!(runs(&m.on_input(done("b"))), ["finish:completed"]);
+}
+
+#[test]
+fn only_an_agent_failure_that_ended_the_run_can_be_retried() {
+    let g = graph(CHAIN);
+    let mut m = Machine::new(&g);
+    m.on_input(Input::Start);
+    m.on_input(failed("a"));
+    m.mark_finished();
+    assert!(!m.can_retry(), "a failed check is not retried");
+    assert!(m.on_input(Input::Retry).is_empty());
+    assert!(m.state.finished);
+
+    let rescue = graph(
+        "node start start\nnode a fn run=\"a\"\nnode rescue fn run=\"r\"\nnode end end\n\
+         edge start -> a\nedge a -> end\nedge a -> rescue fail\nedge rescue -> end\n",
+    );
+    let mut m = Machine::new(&rescue);
+    m.on_input(Input::Start);
+    assert_eq!(runs(&m.on_input(agent_failed("a"))), ["rescue#1"]);
+    assert!(!m.can_retry(), "the graph handled the failure on its fail edge");
+}
+
+#[test]
+fn a_retry_in_a_fork_runs_again_what_the_failure_cancelled() {
+    let g = graph(FORK);
+    let mut m = Machine::new(&g);
+    m.on_input(Input::Start);
+    m.on_input(done("x"));
+    assert_eq!(runs(&m.on_input(agent_failed("y"))), ["finish:failed"]);
+    m.mark_finished();
+    let mut again = runs(&m.on_input(Input::Retry));
+    again.sort();
+    assert_eq!(again, ["y#2", "z#1"], "z was cancelled, x had finished");
+    m.on_input(done("y"));
+    assert_eq!(runs(&m.on_input(done("z"))), ["after#1"]);
 }

@@ -414,6 +414,9 @@ pub async fn start(ir: Ir, req: RunRequest, view: &View) -> Result<RunEnd, RunEr
         layers,
         view,
     ));
+    if cp.parent_run.is_none() {
+        close_unresumed(&project, &paths, &run_id);
+    }
     let graph = Arc::new(Graph::new(ir));
     let first = begin_fresh(&graph, &mut cp, &paths, Default::default())?;
     let workflow = graph.ir.workflow.name.clone();
@@ -456,7 +459,10 @@ pub async fn resume(project: &Path, force: bool, view: &View) -> Result<RunEnd, 
     }
     let graph = Arc::new(Graph::new(ir));
     let mut machine = caught_up(&graph, &mut cp, &paths)?;
-    if is_over(&machine) {
+    // A run its agent's failure ended runs that node again, unless its experiment
+    // was closed since (`factory finalize N --verdict error`).
+    let retry = machine.can_retry() && !has_verdict(&project, &machine.state.vars);
+    if is_over(&machine) && !retry {
         return Err(RunError::AlreadyFinished {
             run_id: cp.run_id,
             status: machine
@@ -489,7 +495,9 @@ pub async fn resume(project: &Path, force: bool, view: &View) -> Result<RunEnd, 
         layers,
         view,
     ));
-    let first = if machine.state.seq == 0 {
+    let first = if retry {
+        machine.on_input(Input::Retry)
+    } else if machine.state.seq == 0 {
         machine.on_input(Input::Start)
     } else {
         machine.resume()
@@ -499,6 +507,7 @@ pub async fn resume(project: &Path, force: bool, view: &View) -> Result<RunEnd, 
         &Event::new(EventData::RunResumed {
             run_id: cp.run_id.clone(),
             respawns: cp.respawns,
+            retry_seq: retry.then_some(machine.state.seq),
         }),
     )?;
     cp.state = machine.state.clone();
@@ -519,7 +528,7 @@ pub async fn resume(project: &Path, force: bool, view: &View) -> Result<RunEnd, 
 pub(crate) async fn settle(project: PathBuf, workflow: Option<String>, mut end: RunEnd) -> RunEnd {
     let fallback = end.clone();
     tokio::task::spawn_blocking(move || {
-        settle_experiment(&project, &mut end);
+        settle_experiment(&project, &mut end, workflow.is_some());
         if let Some(workflow) = workflow {
             announce::run_ended(&project, &workflow, &end);
         }
@@ -531,38 +540,89 @@ pub(crate) async fn settle(project: PathBuf, workflow: Option<String>, mut end: 
 
 /// A run that failed or halted with its experiment still open records it as `error`
 /// (spec §7.2: an agent or eval crash is never a keep), which also removes its
-/// worktree and branch. An experiment that already has a verdict is left as it is.
-fn settle_experiment(project: &Path, end: &mut RunEnd) {
-    let failed = matches!(
-        end.outcome,
-        Some(machine::RunOutcome::Failed { .. } | machine::RunOutcome::Halted { .. })
-    );
-    let Some(id) = end.vars.get("exp_id").and_then(|v| v.parse::<u32>().ok()) else {
-        return;
-    };
-    if !failed {
+/// worktree (a branch with commits is kept under `factory/failed/`). An experiment
+/// that already has a verdict is left as it is, and so is the experiment of a
+/// `resumable` run that its agent's failure ended: `factory resume` runs that agent
+/// again, and a new run closes it ([`close_unresumed`]).
+fn settle_experiment(project: &Path, end: &mut RunEnd, resumable: bool) {
+    if resumable && end.retry.is_some() {
         return;
     }
-    let open = crate::store::load_history(project)
-        .map(|h| !h.records.iter().any(|r| r.id == id))
-        .unwrap_or(false);
-    if !open {
-        return;
+    if let Err(e) = close_as_error(project, &end.run_id, &end.vars, end.outcome.as_ref(), "") {
+        end.async_failures.push(e);
+    }
+}
+
+/// The experiment `vars` name, when it has a recorded verdict.
+fn has_verdict(project: &Path, vars: &std::collections::BTreeMap<String, String>) -> bool {
+    let Some(id) = vars.get("exp_id").and_then(|v| v.parse::<u32>().ok()) else {
+        return false;
+    };
+    crate::store::load_history(project)
+        .map(|h| h.records.iter().any(|r| r.id == id))
+        .unwrap_or(false)
+}
+
+/// Records the open experiment of a run that failed or halted as `error`, its notes
+/// saying where and why the run stopped (and `addendum`).
+fn close_as_error(
+    project: &Path,
+    run_id: &str,
+    vars: &std::collections::BTreeMap<String, String>,
+    outcome: Option<&machine::RunOutcome>,
+    addendum: &str,
+) -> Result<(), String> {
+    let Some(
+        machine::RunOutcome::Failed { node, reason } | machine::RunOutcome::Halted { node, reason },
+    ) = outcome
+    else {
+        return Ok(());
+    };
+    let Some(id) = vars.get("exp_id").and_then(|v| v.parse::<u32>().ok()) else {
+        return Ok(());
+    };
+    if has_verdict(project, vars) {
+        return Ok(());
     }
     let mut outcome = crate::store::Outcome::new(crate::store::Verdict::Error);
-    if let Some(
-        machine::RunOutcome::Failed { node, reason } | machine::RunOutcome::Halted { node, reason },
-    ) = &end.outcome
-    {
-        outcome.notes = format!(
-            "run {} stopped at {node}: {}",
-            end.run_id,
-            reason.lines().next().unwrap_or("")
-        );
+    outcome.notes = format!(
+        "run {run_id} stopped at {node}: {}{addendum}",
+        reason.lines().next().unwrap_or("")
+    );
+    crate::experiment::finalize(project, id, outcome)
+        .map(|_| ())
+        .map_err(|e| format!("could not record experiment {id} as error: {e}"))
+}
+
+/// Before a new top-level run replaces the checkpoint: the last run, if its agent's
+/// failure ended it and it was never resumed, still holds its experiment open; that
+/// experiment is recorded as `error` now (its commits kept), and the run's summary
+/// stops offering a resume. Failing to close it is a warning: the new run goes on.
+fn close_unresumed(project: &Path, paths: &FactoryPaths, new_run: &str) {
+    let Ok(Some(old)) = Checkpoint::load(paths) else {
+        return;
+    };
+    if old.state.retry.is_none() || !old.state.finished {
+        return;
     }
-    if let Err(e) = crate::experiment::finalize(project, id, outcome) {
-        end.async_failures
-            .push(format!("could not record experiment {id} as error: {e}"));
+    let addendum = format!(" (not resumed; run {new_run} started instead)");
+    let closed = close_as_error(
+        project,
+        &old.run_id,
+        &old.state.vars,
+        old.state.outcome.as_ref(),
+        &addendum,
+    );
+    if let Err(e) = closed {
+        tracing::warn!("{e}");
+    }
+    if let Some(mut summary) = checkpoint::RunSummary::load(paths, &old.run_id) {
+        summary.retry = None;
+        summary.verdict = summary
+            .exp_id
+            .is_some()
+            .then(|| crate::store::Verdict::Error.to_string());
+        let _ = summary.save(paths);
     }
 }
 

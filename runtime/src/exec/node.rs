@@ -91,9 +91,7 @@ impl NodeReport {
     }
     pub fn failed(reason: impl Into<String>) -> Self {
         Self {
-            result: NodeResult::Failed {
-                reason: reason.into(),
-            },
+            result: NodeResult::failed(reason),
             vars: BTreeMap::new(),
             spawn_failure: false,
             agent: None,
@@ -350,7 +348,7 @@ pub async fn run(
         // Gates check their verdict file in `run_gate`; fn gates declare no writes.
         if let Err(e) = cx.check_writes() {
             report = NodeReport {
-                result: NodeResult::Failed { reason: e },
+                result: NodeResult::failed(e),
                 ..report
             };
         }
