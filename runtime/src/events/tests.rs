@@ -121,14 +121,6 @@ fn each_variant_has_its_json_and_reads_back_as_itself() {
             r#"{"type":"run.resumed","timestamp":"2026-01-01T00:00:00Z","respawns":2,"run_id":"r"}"#,
         ),
         (
-            EventData::RunResumed {
-                run_id: "r".into(),
-                respawns: 1,
-                retry_seq: Some(7),
-            },
-            r#"{"type":"run.resumed","timestamp":"2026-01-01T00:00:00Z","respawns":1,"retry_seq":7,"run_id":"r"}"#,
-        ),
-        (
             EventData::RunInterrupted { run_id: "r".into() },
             r#"{"type":"run.interrupted","timestamp":"2026-01-01T00:00:00Z","run_id":"r"}"#,
         ),
@@ -182,6 +174,18 @@ fn each_variant_has_its_json_and_reads_back_as_itself() {
     }
     // One case per kind the runtime writes, each `type` spelled as in `kinds`.
     assert_eq!(seen, kinds::ALL);
+}
+
+#[test]
+fn a_resume_that_retried_a_node_keeps_its_journal_position() {
+    let data = EventData::RunResumed {
+        run_id: "r".into(),
+        respawns: 1,
+        retry_seq: Some(7),
+    };
+    let json = r#"{"type":"run.resumed","timestamp":"2026-01-01T00:00:00Z","respawns":1,"retry_seq":7,"run_id":"r"}"#;
+    assert_eq!(line(data.clone()), json);
+    assert_eq!(read_line(json).data, data);
 }
 
 #[test]
