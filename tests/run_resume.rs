@@ -235,14 +235,21 @@ fn a_run_its_agent_failure_ended_is_finished_by_resume() {
     let out = p.run_workflow("improve", &builder_fails_once());
     let text = support::output(&out);
     assert_eq!(out.status.code(), Some(1), "the run failed:\n{text}");
-    assert!(text.contains("FAILED at experiment.trial.builder"), "{text}");
+    assert!(
+        text.contains("FAILED at experiment.trial.builder"),
+        "{text}"
+    );
     assert!(
         text.contains("experiment 1 stays open")
             && text.contains("`factory resume --project")
             && text.contains("runs it again"),
         "{text}"
     );
-    assert!(p.results().is_empty(), "no verdict was recorded: {:?}", p.results());
+    assert!(
+        p.results().is_empty(),
+        "no verdict was recorded: {:?}",
+        p.results()
+    );
     assert!(
         p.branches().contains("factory/exp-001"),
         "the experiment's branch is kept: {:?}",
@@ -260,7 +267,10 @@ fn a_run_its_agent_failure_ended_is_finished_by_resume() {
     assert!(text.contains("experiment 1: keep"), "{text}");
     let rows = p.results();
     assert_eq!(rows.len(), 1, "{rows:?}");
-    assert_eq!((rows[0]["id"].as_str(), rows[0]["verdict"].as_str()), ("1", "keep"));
+    assert_eq!(
+        (rows[0]["id"].as_str(), rows[0]["verdict"].as_str()),
+        ("1", "keep")
+    );
     // The retry is journaled, so a later resume replays it rather than losing it.
     let retried: Vec<_> = p
         .events()
@@ -273,11 +283,16 @@ fn a_run_its_agent_failure_ended_is_finished_by_resume() {
         .into_iter()
         .filter(|e| {
             e.kind() == "node.started"
-                && e.get("node").and_then(|v| v.as_str().map(str::to_string)).as_deref()
+                && e.get("node")
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .as_deref()
                     == Some("experiment.trial.builder")
         })
         .count();
-    assert_eq!(builders, 2, "the builder ran twice: the failed visit and the retry");
+    assert_eq!(
+        builders, 2,
+        "the builder ran twice: the failed visit and the retry"
+    );
     assert!(
         !support::text(&p.factory(&["runs"]).stdout).contains("runs it again"),
         "once resumed, no resume is offered"
@@ -291,26 +306,42 @@ fn a_run_its_agent_failure_ended_is_finished_by_resume() {
 fn an_unresumed_failed_run_is_closed_by_the_next_run() {
     let target = tempfile::tempdir().unwrap();
     let p = Project::demo(target.path());
-    assert_eq!(p.run_workflow("improve", &builder_fails_once()).status.code(), Some(1));
+    assert_eq!(
+        p.run_workflow("improve", &builder_fails_once())
+            .status
+            .code(),
+        Some(1)
+    );
     let out = p.run_workflow("improve", &script(&[]));
     let text = support::output(&out);
     assert!(out.status.success(), "{text}");
     let rows = p.results();
     assert_eq!(rows.len(), 2, "{rows:?}");
-    assert_eq!((rows[0]["id"].as_str(), rows[0]["verdict"].as_str()), ("1", "error"));
+    assert_eq!(
+        (rows[0]["id"].as_str(), rows[0]["verdict"].as_str()),
+        ("1", "error")
+    );
     assert!(
         rows[0]["notes"].contains("stopped at experiment.trial.builder")
             && rows[0]["notes"].contains("not resumed; run "),
         "{:?}",
         rows[0]["notes"]
     );
-    assert_eq!((rows[1]["id"].as_str(), rows[1]["verdict"].as_str()), ("2", "keep"));
+    assert_eq!(
+        (rows[1]["id"].as_str(), rows[1]["verdict"].as_str()),
+        ("2", "keep")
+    );
     let runs = support::text(&p.factory(&["runs"]).stdout);
     assert!(!runs.contains("runs it again"), "{runs}");
 
     // Closed by hand: resume refuses rather than reopening a judged experiment.
     let q = Project::demo(target.path());
-    assert_eq!(q.run_workflow("improve", &builder_fails_once()).status.code(), Some(1));
+    assert_eq!(
+        q.run_workflow("improve", &builder_fails_once())
+            .status
+            .code(),
+        Some(1)
+    );
     let closed = q.factory(&["finalize", "--id", "1", "--verdict", "error"]);
     assert!(closed.status.success(), "{}", support::output(&closed));
     let out = q.factory(&["resume"]);

@@ -332,7 +332,10 @@ fn only_an_agent_failure_that_ended_the_run_can_be_retried() {
     let mut m = Machine::new(&rescue);
     m.on_input(Input::Start);
     assert_eq!(runs(&m.on_input(agent_failed("a"))), ["rescue#1"]);
-    assert!(!m.can_retry(), "the graph handled the failure on its fail edge");
+    assert!(
+        !m.can_retry(),
+        "the graph handled the failure on its fail edge"
+    );
 }
 
 #[test]

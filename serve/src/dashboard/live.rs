@@ -70,6 +70,14 @@ pub struct Update {
     pub data: Value,
 }
 
+/// The fold of `run_id`'s events, knowing its graph when it is readable.
+fn progress_of(run_id: &str, ir: Option<&Ir>) -> RunProgress {
+    match ir {
+        Some(ir) => RunProgress::with_ir(run_id, ir),
+        None => RunProgress::new(run_id),
+    }
+}
+
 /// Reads a run's events as they are appended.
 pub struct Follower {
     tail: Tail,
@@ -86,7 +94,7 @@ impl Follower {
     pub fn new(events: &Path, run_id: &str, ir: Option<Ir>) -> Self {
         Self {
             tail: Tail::new(events, 0),
-            progress: RunProgress::new(run_id),
+            progress: progress_of(run_id, ir.as_ref()),
             ir,
             corrupt_lines: 0,
             restarted: false,
@@ -110,7 +118,7 @@ impl Follower {
         self.corrupt_lines += read.corrupt_lines;
         if read.restarted {
             self.restarted = true;
-            self.progress = RunProgress::new(&run_id);
+            self.progress = progress_of(&run_id, self.ir.as_ref());
         }
         let mut out = Vec::new();
         for (offset, event) in read.events {
