@@ -117,3 +117,50 @@ fn a_kept_experiment_is_announced_and_a_dead_notifier_does_not_fail_the_run() {
         "keep and run end each failed once: {failed:?}"
     );
 }
+
+/// A revert is announced with the reason the gate found (the failing check and its
+/// one-line detail), not a fixed note; the run's end says the verdict, and `factory
+/// insights` counts that check among the revert reasons.
+#[test]
+fn a_revert_is_announced_with_its_failing_check() {
+    let target = tempfile::tempdir().unwrap();
+    let p = Project::demo(target.path());
+    let (port, received) = webhook_server();
+    std::fs::write(
+        p.home().join("config.toml"),
+        format!("[[notify]]\nwebhook = \"http://127.0.0.1:{port}/hook\"\n"),
+    )
+    .unwrap();
+    let outside = r##"    - write:
+        README.md: "# demo\n"
+      run:
+        - git add -A
+        - git -c user.name=t -c user.email=t@t commit -qm "Add a README"
+      print: |
+        ## Commits
+        - Add a README: documents the crate for new readers. The file is outside src/, which the factory.md scope allows; the precheck must notice from git, not from this report, which claims all is well.
+          It goes on at length, as reports do, so the builder's own size check passes and
+          only the guards can catch it.
+"##;
+    let out = p.run(&script(&[("builder", outside)]));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stdout));
+    let reason = "scope: README.md: added outside scope";
+    let revert = received.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert_eq!(revert["event"], "revert", "{revert}");
+    assert!(
+        revert["text"].as_str().unwrap().contains(reason),
+        "the revert names its check: {revert}"
+    );
+    let end = received.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert_eq!(end["event"], "run_end", "{end}");
+    assert_eq!(end["details"]["verdict"], "revert", "{end}");
+
+    let project = p.path().to_str().unwrap();
+    let insights = text(&p.factory(&["insights", "--project", project]).stdout);
+    let listed = insights
+        .split("Most common revert reasons")
+        .nth(1)
+        .unwrap_or_default();
+    // Grouped by check and subject, so the same failure on other lines counts once.
+    assert!(listed.contains("1  scope: README.md"), "{insights}");
+}
