@@ -4,8 +4,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Subcommand;
-use factory_runtime::ace::playbook::PlaybookError;
 use factory_runtime::ace::{self, AceError, report};
+use factory_runtime::agents::playbook::PlaybookError;
 use factory_runtime::agents::{self, AgentError};
 use factory_runtime::project::registry::user_home;
 

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use factory_runtime::project::state::{self, DetectOptions};
+use factory_runtime::detect::{self, DetectOptions};
 
 use super::{OK, USAGE, report};
 
@@ -47,7 +47,7 @@ pub fn run(args: Args) -> ExitCode {
         gh_timeout,
         ..DetectOptions::default()
     };
-    let detection = state::detect(&args.path, &options);
+    let detection = detect::detect(&args.path, &options);
     if args.json {
         match serde_json::to_string_pretty(&detection) {
             Ok(json) => println!("{json}"),

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use factory_runtime::project::doctor;
+use factory_runtime::doctor;
 
 use super::{FAILED, OK, USAGE, report};
 

@@ -116,7 +116,7 @@ pub fn run(args: Args) -> ExitCode {
     };
     if args.preview {
         let knobs = exec::knob_values(&compiled.ir);
-        let text = factory_runtime::parallel::preview::render(&compiled.ir, &project, &knobs);
+        let text = factory_runtime::exec::parallel::preview::render(&compiled.ir, &project, &knobs);
         print!("{}", redact(&text));
         return ExitCode::from(OK);
     }

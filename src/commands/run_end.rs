@@ -41,7 +41,7 @@ pub fn finish(project: &Path, ended: Result<RunEnd, miette::Report>, json: bool)
     for why in &end.halts {
         lines.push(format!("  {why}"));
     }
-    lines.extend(factory_runtime::parallel::record::final_table(
+    lines.extend(factory_runtime::exec::parallel::record::final_table(
         project,
         &end.run_id,
     ));
@@ -110,7 +110,7 @@ pub fn finish(project: &Path, ended: Result<RunEnd, miette::Report>, json: bool)
     }
     // Every experiment the run judged: its own, or each parallel branch's.
     let mut judged: Vec<Option<Verdict>> = exp_id.map(verdict_of).into_iter().collect();
-    for record in factory_runtime::parallel::record::records_of_run(project, &end.run_id) {
+    for record in factory_runtime::exec::parallel::record::records_of_run(project, &end.run_id) {
         judged.extend(record.branches.iter().map(|b| verdict_of(b.exp_id)));
     }
     ExitCode::from(exit_code(end.outcome.as_ref(), &judged))

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use factory_runtime::exec::checkpoint::list_runs;
-use factory_runtime::parallel::record::records_of_run;
+use factory_runtime::exec::parallel::record::records_of_run;
 
 use super::{OK, USAGE, report};
 

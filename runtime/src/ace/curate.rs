@@ -3,7 +3,7 @@
 //! keeps a bad bullet from hiding inside a good near-duplicate's counts, and merging
 //! before the cap lets two halves of one lesson compete as the whole.
 
-use super::playbook::Bullet;
+use crate::agents::playbook::Bullet;
 
 /// A bullet is pruned only after this many outcomes (helpful + harmful): one unlucky
 /// revert is not yet a pattern.
@@ -84,7 +84,7 @@ pub fn curate(bullets: Vec<Bullet>, capacity: usize) -> Curation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ace::playbook::Kind;
+    use crate::agents::playbook::Kind;
 
     fn b(text: &str, helpful: u32, harmful: u32) -> Bullet {
         Bullet {

@@ -13,7 +13,6 @@
 //! `~/.factory` is `$FACTORY_HOME` when set. docs/ace.md describes the whole loop.
 
 pub mod curate;
-pub mod playbook;
 pub mod reflect;
 pub mod report;
 
@@ -23,13 +22,13 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::agents::playbook::{self, Bullet, Playbook, PlaybookError};
 use crate::events::{self, EventsError};
 use crate::project::layout::FactoryPaths;
 use crate::project::registry::{self, RegistryError};
 use crate::store::{self, StoreError};
 use crate::sys::files::atomic_write;
 use curate::Curation;
-use playbook::{Bullet, Playbook, PlaybookError};
 use reflect::{Candidate, ProjectInput};
 
 /// Why an ACE step could not run.
@@ -264,7 +263,10 @@ pub fn run_curate(home: &Path, dry_run: bool) -> Result<Vec<RoleCuration>, AceEr
         let existing = playbook::load_role(&path, &role)?;
         books.push((role, path, existing));
     }
-    let today = events::now_iso8601().chars().take(10).collect::<String>();
+    let today = crate::sys::clock::now_iso8601()
+        .chars()
+        .take(10)
+        .collect::<String>();
     let mut out = Vec::new();
     for (role, path, existing) in books {
         let old = existing.map(|b| b.bullets).unwrap_or_default();

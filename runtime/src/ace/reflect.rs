@@ -17,7 +17,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-use super::playbook::Kind;
+use crate::agents::playbook::Kind;
 use crate::events::{Event, EventData};
 use crate::store::{ExperimentRecord, Verdict};
 use crate::strategy::{Category, categorize_hypothesis};

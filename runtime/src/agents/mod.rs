@@ -6,6 +6,7 @@
 //! - [`run_role`]: what `factory agent ROLE` does, blocking.
 
 pub mod invoke;
+pub mod playbook;
 pub mod prompt;
 
 use std::path::{Path, PathBuf};
@@ -172,7 +173,7 @@ pub enum AgentError {
     /// what was learned, so nothing runs.
     #[error(transparent)]
     #[diagnostic(transparent)]
-    Playbook(#[from] crate::ace::playbook::PlaybookError),
+    Playbook(#[from] crate::agents::playbook::PlaybookError),
 
     #[error("cannot start the async runtime: {0}")]
     #[diagnostic(

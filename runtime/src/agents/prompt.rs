@@ -12,7 +12,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::AgentError;
-use crate::ace::playbook::Playbook;
+use crate::agents::playbook::Playbook;
 use crate::project::layout::FactoryPaths;
 use crate::project::registry::user_home;
 
@@ -78,7 +78,7 @@ impl ResolvedPlaybook {
                  (`factory ace`). Where a bullet here conflicts with the playbook above, follow this one.\n",
                 book.role
             ));
-            out.push_str(&crate::ace::playbook::render_sections(&book.bullets));
+            out.push_str(&crate::agents::playbook::render_sections(&book.bullets));
         }
         out
     }
@@ -104,8 +104,8 @@ pub fn resolve_playbook(
     )?;
     let evolved = match home {
         Some(h) => {
-            let path = crate::ace::playbook::evolved_path(h, role);
-            crate::ace::playbook::load_role(&path, role)?.map(|book| (book, path))
+            let path = crate::agents::playbook::evolved_path(h, role);
+            crate::agents::playbook::load_role(&path, role)?.map(|book| (book, path))
         }
         None => None,
     };

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::hygiene::HygieneRun;
 use super::score::{EvalResult, Tier};
-use crate::events::now_iso8601;
+use crate::sys::clock::now_iso8601;
 use crate::sys::files::atomic_write as write_atomic;
 
 /// What a growth dimension scores when it matches its baseline exactly.

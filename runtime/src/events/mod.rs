@@ -52,7 +52,7 @@ impl Event {
     /// `data`, stamped with the current time.
     pub fn new(data: EventData) -> Self {
         Self {
-            timestamp: now_iso8601(),
+            timestamp: crate::sys::clock::now_iso8601(),
             data,
         }
     }
@@ -143,14 +143,6 @@ impl<'de> Deserialize<'de> for Event {
             data: EventData::from_parts(kind, fields),
         })
     }
-}
-
-/// The current UTC time as ISO-8601 with millisecond precision.
-pub fn now_iso8601() -> String {
-    // Always milliseconds, so every timestamp has the same width (2026-12-01T11:05:01.700Z).
-    jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
-        .to_string()
 }
 
 /// Appends `event` as one chained line to the project's `events.jsonl`, under its

@@ -335,7 +335,7 @@ fn concurrent_appends_never_interleave() {
 
 #[test]
 fn timestamps_have_one_width() {
-    let t = crate::events::now_iso8601();
+    let t = crate::sys::clock::now_iso8601();
     assert_eq!(t.len(), "2026-12-01T11:05:01.700Z".len(), "{t}");
     assert!(t.ends_with('Z') && t.as_bytes()[19] == b'.', "{t}");
 }

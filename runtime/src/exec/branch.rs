@@ -15,7 +15,6 @@ use super::graph::Graph;
 use super::machine::{Input, MachineState, RunOutcome};
 use super::node::NodeEnv;
 use super::{RunError, begin_fresh, caught_up, is_over, settle};
-use crate::events;
 use crate::project::layout::FactoryPaths;
 
 /// What a branch runs, and as what.
@@ -73,7 +72,7 @@ async fn run_to_end(b: BranchRun) -> Result<RunEnd, RunError> {
             (cp, first)
         }
         None => {
-            let now = events::now_iso8601();
+            let now = crate::sys::clock::now_iso8601();
             let mut cp = Checkpoint {
                 run_id: env.run_id.clone(),
                 workflow: graph.ir.workflow.name.clone(),

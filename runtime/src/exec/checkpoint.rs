@@ -67,7 +67,7 @@ impl Checkpoint {
     /// Saves the snapshot (temp file + rename). It is flushed to disk only when the
     /// run stops (finished or interrupted); between nodes the journal backs it.
     pub fn save(&mut self, paths: &FactoryPaths) -> std::io::Result<()> {
-        self.saved_at = events::now_iso8601();
+        self.saved_at = crate::sys::clock::now_iso8601();
         let json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
         let path = self.own_path(paths);
         if let Some(dir) = path.parent() {

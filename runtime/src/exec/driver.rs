@@ -127,7 +127,7 @@ pub async fn drive(
                     summary.status = outcome.name().into();
                     summary.pid = None;
                     summary.outcome = Some(outcome.clone());
-                    summary.ended_at = Some(events::now_iso8601());
+                    summary.ended_at = Some(crate::sys::clock::now_iso8601());
                     summary.exp_id = machine.state.vars.get("exp_id").cloned();
                     let record = summary.exp_id.as_deref().and_then(|id| {
                         let id = id.parse::<u32>().ok()?;

@@ -17,6 +17,7 @@ pub mod driver;
 pub mod graph;
 pub mod machine;
 pub mod node;
+pub mod parallel;
 pub mod plan;
 pub mod progress;
 pub mod template;
@@ -174,7 +175,9 @@ pub fn preflight(project: &Path) -> Result<(), RunError> {
     }
     crate::project::config::load(project)?;
     // The same rule `factory detect` applies (evals_pending_review).
-    if crate::project::state::eval_profile_pending(&FactoryPaths::new(project)) == Some(true) {
+    if crate::eval::discovery::profile::eval_profile_pending(&FactoryPaths::new(project))
+        == Some(true)
+    {
         return Err(RunError::EvalPending(project.to_path_buf()));
     }
     Ok(())
@@ -390,7 +393,7 @@ pub async fn start(ir: Ir, req: RunRequest, view: &View) -> Result<RunEnd, RunEr
     std::fs::create_dir_all(&dir).map_err(io(&dir))?;
     let ir_file = dir.join("workflow.fwir");
     crate::sys::files::atomic_write(&ir_file, to_text(&ir).as_bytes()).map_err(io(&ir_file))?;
-    let now = events::now_iso8601();
+    let now = crate::sys::clock::now_iso8601();
     let mut cp = Checkpoint {
         run_id: run_id.clone(),
         workflow: req.mode.clone().unwrap_or_else(|| ir.workflow.name.clone()),

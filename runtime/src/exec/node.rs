@@ -18,8 +18,7 @@ use super::template::{self, TemplateContext};
 use crate::project::layout::FactoryPaths;
 use crate::sys::async_process::{self, AsyncOutput, ProcessSpec};
 
-/// A node's default time limit when it declares none.
-pub const DEFAULT_NODE_TIMEOUT: Duration = Duration::from_secs(3600);
+use crate::user_config::resolve::DEFAULT_NODE_TIMEOUT;
 
 /// What every node of a run shares.
 #[derive(Clone)]
@@ -333,8 +332,8 @@ pub async fn run(
             "`{}` is an `llm` node; direct model calls need a model runner, which this version does not have (use an `agent` node)",
             node.id
         )),
-        NodeKind::Parallel => crate::parallel::fanout::run(graph, i, &cx).await,
-        NodeKind::Select => match crate::parallel::select::Job::new(&cx) {
+        NodeKind::Parallel => crate::exec::parallel::fanout::run(graph, i, &cx).await,
+        NodeKind::Select => match crate::exec::parallel::select::Job::new(&cx) {
             // Git and the precheck block: off the async threads.
             Ok(job) => tokio::task::spawn_blocking(move || job.run())
                 .await

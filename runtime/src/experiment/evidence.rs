@@ -72,7 +72,7 @@ pub fn record(
     visit: u32,
     files: &[(String, PathBuf)],
 ) -> io::Result<Vec<EvidenceFile>> {
-    let at = crate::events::now_iso8601();
+    let at = crate::sys::clock::now_iso8601();
     let mut kept = Vec::new();
     for (declared, on_disk) in files {
         let Ok(meta) = fs::metadata(on_disk) else {

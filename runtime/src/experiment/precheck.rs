@@ -226,7 +226,7 @@ pub fn precheck(
                 commit: commit.clone(),
                 score_before: None,
                 score_after: None,
-                timestamp: crate::events::now_iso8601(),
+                timestamp: crate::sys::clock::now_iso8601(),
                 checks: vec![CheckOutcome::fail("error", vec![e.to_string()])],
                 base_commit: Some(ws.base_commit.clone()),
                 comparison: None,
@@ -252,7 +252,7 @@ pub fn precheck(
         report.passed = false;
         report.class = None;
     }
-    let timestamp = events::now_iso8601();
+    let timestamp = crate::sys::clock::now_iso8601();
     let record = PrecheckRecord {
         exp_id: id,
         passed: report.passed,

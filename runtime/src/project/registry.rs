@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::events::now_iso8601;
+use crate::sys::clock::now_iso8601;
 use crate::sys::files::{FileLock, atomic_write};
 
 /// Environment variable that relocates the per-user directory.

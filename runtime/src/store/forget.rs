@@ -7,7 +7,7 @@ use std::fs;
 use std::io;
 
 use super::{ExperimentRecord, ExperimentStore, Scan, StoreError, Verdict, io_at};
-use crate::events::{self, Event, EventData};
+use crate::events::{Event, EventData};
 use crate::project::layout::LayoutError;
 use crate::sys::files::atomic_write;
 
@@ -58,7 +58,7 @@ impl ExperimentStore {
         let file = dir.join(FORGOTTEN_FILE);
         let marker = Forgotten {
             exp_id: id,
-            forgotten_at: events::now_iso8601(),
+            forgotten_at: crate::sys::clock::now_iso8601(),
         };
         fs::create_dir_all(&dir).map_err(io_at(&dir))?;
         let mut json =

@@ -177,7 +177,7 @@ impl ExperimentStore {
                         id,
                         hypothesis: hypothesis.to_owned(),
                         run_key: None,
-                        begun_at: events::now_iso8601(),
+                        begun_at: crate::sys::clock::now_iso8601(),
                         workspace: None,
                         verdict: None,
                     });
@@ -192,7 +192,7 @@ impl ExperimentStore {
                     id,
                     hypothesis: hypothesis.to_owned(),
                     run_key: run_key.map(str::to_owned),
-                    begun_at: events::now_iso8601(),
+                    begun_at: crate::sys::clock::now_iso8601(),
                     workspace: None,
                     verdict: None,
                 })?;
@@ -269,7 +269,7 @@ impl ExperimentStore {
                 id,
                 hypothesis: self.hypothesis_of(id, &scan.begin_hypotheses),
                 run_key: None,
-                begun_at: events::now_iso8601(),
+                begun_at: crate::sys::clock::now_iso8601(),
                 workspace: None,
                 verdict: None,
             },
@@ -390,7 +390,7 @@ impl ExperimentStore {
             let hypothesis = self.hypothesis_of(id, &scan.begin_hypotheses);
             let record = ExperimentRecord {
                 id,
-                timestamp: events::now_iso8601(),
+                timestamp: crate::sys::clock::now_iso8601(),
                 hypothesis,
                 change_summary: outcome.change_summary.clone(),
                 issue_number: outcome.issue_number,

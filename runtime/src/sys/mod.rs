@@ -2,6 +2,7 @@
 //! subprocesses whose timeout kills the whole process group.
 
 pub mod async_process;
+pub mod clock;
 pub mod death_watch;
 pub mod files;
 pub mod process;

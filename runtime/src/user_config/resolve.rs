@@ -10,6 +10,9 @@ use std::path::Path;
 use super::{UserConfig, UserConfigError};
 use crate::project::config::FactoryConfig;
 
+/// A node's time limit when neither it nor the configuration sets one.
+pub const DEFAULT_NODE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// The model to pass to a runner: one asked for explicitly (flag, environment, the
 /// node) always goes, so a runner that cannot select models fails naming the
 /// capability; a configured default (factory.md, config.toml) goes only to runners

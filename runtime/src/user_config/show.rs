@@ -43,11 +43,7 @@ pub fn render(layers: &Layers, profile: Option<&EnvOverlay>, reveal: bool) -> St
         layers.model("default", None, None),
         "the runner's own default",
     );
-    let t = layers.agent_timeout(
-        None,
-        None,
-        crate::exec::node::DEFAULT_NODE_TIMEOUT.as_secs(),
-    );
+    let t = layers.agent_timeout(None, None, super::resolve::DEFAULT_NODE_TIMEOUT.as_secs());
     let _ = writeln!(
         out,
         "  {:<14} {:<24} ({})",

@@ -12,6 +12,7 @@
 pub mod clean;
 pub mod integrate;
 pub mod inventory;
+pub mod pristine;
 pub mod scratch;
 pub mod setup;
 

@@ -9,11 +9,11 @@ use std::time::Duration;
 use factory_compiler::driver::{self, CompileError, Located};
 use factory_compiler::host::{self, ModeSource};
 use factory_compiler::{emit, ir, skills};
+use factory_runtime::detect::{self, DetectOptions};
 use factory_runtime::eval::{self, EvalSettings};
 use factory_runtime::exec::checkpoint::list_runs;
 use factory_runtime::precheck::{self, PrecheckOptions};
 use factory_runtime::project::config;
-use factory_runtime::project::state::{self, DetectOptions};
 use factory_runtime::store::ExperimentStore;
 use factory_runtime::{eval::EvalReport, experiment};
 use serde_json::{Value, json};
@@ -39,7 +39,7 @@ pub fn project_of(default: &Path, given: Option<&str>) -> Result<PathBuf, String
 }
 
 pub fn project_state(project: &Path) -> ToolResult {
-    let detection = state::detect(
+    let detection = detect::detect(
         project,
         &DetectOptions {
             gh_timeout: Duration::from_secs(5),

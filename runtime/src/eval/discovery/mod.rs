@@ -7,6 +7,7 @@ pub mod eval_spec;
 pub mod introspect;
 pub mod profile;
 pub mod setup;
+pub mod test_files;
 mod toolchains;
 pub mod trial;
 

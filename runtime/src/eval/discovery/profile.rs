@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use super::eval_spec::{SpecClass, classify_eval_spec_item, dimension_name};
 use super::introspect::{Check, CheckKind, Language, OutputParser, ProjectProfile};
-use crate::events::now_iso8601;
 use crate::project::layout::{FactoryPaths, LayoutError, ensure_factory_dir};
+use crate::sys::clock::now_iso8601;
 use crate::sys::files::atomic_write;
 
 /// Where a dimension came from.
@@ -307,6 +307,23 @@ pub fn approve_profile(root: &Path) -> Result<EvalProfile, ProfileError> {
     profile.approved_hash = Some(profile.content_hash());
     write_profile(root, &profile)?;
     Ok(profile)
+}
+
+/// `Some(true)` when the eval profile exists and `human_reviewed` is not `true`;
+/// `Some(false)` when reviewed; `None` when there is no profile. An unreadable or
+/// corrupt profile counts as not reviewed: a human must look at it either way.
+pub fn eval_profile_pending(paths: &FactoryPaths) -> Option<bool> {
+    let file = paths.eval_profile_json();
+    if !file.exists() {
+        return None;
+    }
+    // Approved and unchanged since; an unreadable profile is pending (it cannot be
+    // what a person approved).
+    let approved = std::fs::read_to_string(&file)
+        .ok()
+        .and_then(|t| serde_json::from_str::<EvalProfile>(&t).ok())
+        .is_some_and(|p| p.is_approved());
+    Some(!approved)
 }
 
 #[cfg(test)]

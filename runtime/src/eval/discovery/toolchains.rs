@@ -223,8 +223,8 @@ pub(super) fn python(root: &Path) -> (Option<String>, Vec<Check>) {
         )
     } else if let Some(why) = py
         .then(|| {
-            let files = crate::guards::tests_kept::runners::files_under(root);
-            crate::guards::tests_kept::runners::pytest_needed(root, &files)
+            let files = super::test_files::files_under(root);
+            super::test_files::pytest_needed(root, &files)
         })
         .flatten()
     {

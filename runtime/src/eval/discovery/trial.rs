@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::EvalProfile;
 use crate::eval::{self, EvalSettings};
-use crate::project::pristine;
+use crate::worktrees::pristine;
 use crate::worktrees::setup::{self, Checkout};
 
 /// One dimension's result at HEAD.

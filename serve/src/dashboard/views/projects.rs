@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use factory_runtime::detect::{DetectOptions, detect};
 use factory_runtime::exec::checkpoint::list_runs;
-use factory_runtime::project::state::{DetectOptions, detect};
 use factory_runtime::store;
 
 use super::super::layout::{esc, page as shell, score, verdict_tag};

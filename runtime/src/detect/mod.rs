@@ -11,7 +11,6 @@
 //! A missing, failing or hanging `gh` counts as "no open plan issues".
 
 use std::fmt;
-use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
@@ -113,7 +112,7 @@ pub fn detect(path: &Path, options: &DetectOptions) -> Detection {
         );
     }
     let paths = FactoryPaths::new(path);
-    if eval_profile_pending(&paths) == Some(true) {
+    if crate::eval::discovery::profile::eval_profile_pending(&paths) == Some(true) {
         return done(
             ProjectState::EvalsPendingReview,
             ".factory/eval_profile.json is not yet human-reviewed",
@@ -140,23 +139,6 @@ pub fn detect(path: &Path, options: &DetectOptions) -> Detection {
         "a repository without .factory/config.json or open plan issues",
         Some(gh.as_str()),
     )
-}
-
-/// `Some(true)` when the eval profile exists and `human_reviewed` is not `true`;
-/// `Some(false)` when reviewed; `None` when there is no profile. An unreadable or
-/// corrupt profile counts as not reviewed: a human must look at it either way.
-pub fn eval_profile_pending(paths: &FactoryPaths) -> Option<bool> {
-    let file = paths.eval_profile_json();
-    if !file.exists() {
-        return None;
-    }
-    // Approved and unchanged since; an unreadable profile is pending (it cannot be
-    // what a person approved).
-    let approved = fs::read_to_string(&file)
-        .ok()
-        .and_then(|t| serde_json::from_str::<crate::eval::discovery::EvalProfile>(&t).ok())
-        .is_some_and(|p| p.is_approved());
-    Some(!approved)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,7 @@
 //! Every state from a real git repository in a temp dir; `gh` is a real script.
 
 use super::*;
+use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::time::Instant;
 

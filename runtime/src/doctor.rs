@@ -98,7 +98,7 @@ fn event_log(project: &Path) -> Finding {
 fn pristine_checkout(project: &Path) -> Finding {
     use crate::worktrees::setup::{self, Checkout, SideError};
     const C: &str = "checkout";
-    let head = match super::pristine::write_head(project) {
+    let head = match crate::worktrees::pristine::write_head(project) {
         Ok(h) => h,
         Err(e) => return Finding::problem(C, e.problem, e.fix),
     };
@@ -239,7 +239,7 @@ fn ignored(project: &Path) -> Finding {
 fn eval_profile(project: &Path) -> Finding {
     const C: &str = "eval profile";
     let paths = FactoryPaths::new(project);
-    match crate::project::state::eval_profile_pending(&paths) {
+    match crate::eval::discovery::profile::eval_profile_pending(&paths) {
         None => Finding::ok(
             C,
             "none: the eval measures the checks introspection finds (`factory discover` proposes a reviewed profile)",

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::config;
+use crate::project::config;
 
 /// HEAD written into a scratch directory (removed on drop).
 pub struct PristineHead {

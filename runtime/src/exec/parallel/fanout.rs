@@ -237,7 +237,8 @@ async fn run_branch(
 ) {
     update(record, &env.project, b.index, |r| {
         r.status = BranchStatus::Running;
-        r.started_at.get_or_insert_with(crate::events::now_iso8601);
+        r.started_at
+            .get_or_insert_with(crate::sys::clock::now_iso8601);
     });
     let label = label(b);
     env.view.branch_started(&b.run_id, &label);
@@ -282,7 +283,7 @@ async fn run_branch(
     update(record, &env.project, b.index, |r| {
         r.status = status;
         r.reason = reason.clone();
-        r.ended_at = Some(crate::events::now_iso8601());
+        r.ended_at = Some(crate::sys::clock::now_iso8601());
     });
     let precheck = crate::experiment::load_precheck(&env.project, b.exp_id)
         .ok()
