@@ -4,7 +4,8 @@
 //! Lowering runs in parts: [`lowering_input`] → [`lower_structure`] (a file's
 //! workflows but for their own nodes) → [`node_slots`] → [`lower_node`] (one per node).
 //! Checking ([`file_findings`]) reads the parts; only [`lower_file`] (compiling,
-//! emitting) puts a whole IR together.
+//! emitting) puts a whole IR together. A bare IR text file is checked by [`ir_text`]
+//! with the same graph rules.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -17,6 +18,8 @@ use std::sync::Arc;
 use crate::lower::{self, FileLoc, Lowered, NodePart, NodeScope, Structure, Subgraphs};
 use crate::syntax::{Ast, DeclKind, Loc, NodeDecl};
 use crate::validate::{self, Finding};
+
+pub mod ir_text;
 
 /// A file's imports, followed transitively.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -341,8 +344,8 @@ pub fn file_findings(db: &dyn Db, file: SourceFile) -> Vec<Finding<FileLoc>> {
 /// edges. It reads only the structure: the slots' nodes hold what a skeleton needs.
 #[salsa::tracked(returns(ref))]
 pub fn skeletons(db: &dyn Db, file: SourceFile) -> Option<Vec<crate::ir::Ir>> {
-    if crate::ir_check::is_ir_text(file.key(db)) {
-        let (ir, _) = crate::ir_check::parse_ir_file(db, file).as_ref().ok()?;
+    if ir_text::is_ir_text(file.key(db)) {
+        let (ir, _) = ir_text::parse_ir_file(db, file).as_ref().ok()?;
         return Some(vec![validate::skeleton(ir)]);
     }
     let structure = lower_structure(db, file);
@@ -512,6 +515,13 @@ impl Places<FileLoc> for SourcePlaces<'_> {
 
     fn text(&self, file: &str) -> Option<&str> {
         Some(self.0.file(file).text(self.0).as_str())
+    }
+
+    fn parses(&self, text: &str) -> bool {
+        !crate::syntax::parse(text)
+            .errors
+            .iter()
+            .any(|e| e.code == Code::Syntax)
     }
 
     fn declares_node(&self, at: &FileLoc, name: &str) -> bool {

@@ -9,9 +9,11 @@ use serde::Serialize;
 
 mod finding;
 pub mod fix;
+mod located;
 
 pub use finding::{Finding, Places, SpanPlaces, to_diagnostic};
 pub use fix::{FileCreate, Fix, FixEdits, TextEdit};
+pub use located::{Located, SourceLocation};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -7,70 +7,9 @@ use std::sync::Arc;
 use crate::check::{file_diagnostics, lower_file};
 use crate::db::Loader;
 use crate::db::{Database, Db};
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Located, SourceLocation};
 use crate::host::{self, FsLoader};
 use crate::ir::Ir;
-
-/// A diagnostic with the text its spans index, ready to render.
-#[derive(Debug, Clone)]
-pub struct Located {
-    pub diagnostic: Diagnostic,
-    pub source: Arc<String>,
-}
-
-impl Located {
-    /// The diagnostic as data, positions as 1-based line and column: what
-    /// `factory check --format json` prints and the MCP server's `check_fwf` returns.
-    pub fn to_json(&self) -> serde_json::Value {
-        let d = &self.diagnostic;
-        let index = crate::diagnostic::LineIndex::new(&self.source);
-        let (line, column) = index.line_col(d.span.start);
-        let (end_line, end_column) = index.line_col(d.span.end);
-        serde_json::json!({
-            "code": d.code.as_str(),
-            "severity": d.severity,
-            "file": d.file,
-            "line": line,
-            "column": column,
-            "end_line": end_line,
-            "end_column": end_column,
-            "message": d.message,
-            "help": d.help,
-            "subject": d.subject,
-            "labels": d.labels.iter().map(|lab| {
-                let (line, column) = index.line_col(lab.span.start);
-                serde_json::json!({"line": line, "column": column, "message": lab.message})
-            }).collect::<Vec<_>>(),
-            "fix": d.fix.as_ref().map(|fix| fix_json(fix, &index)),
-        })
-    }
-}
-
-/// A fix's concrete edits: byte offsets (`start`, `end`) and the same places as 1-based
-/// line and column, in the diagnostic's own file.
-fn fix_json(
-    fix: &crate::diagnostic::FixEdits,
-    index: &crate::diagnostic::LineIndex<'_>,
-) -> serde_json::Value {
-    serde_json::json!({
-        "title": fix.title,
-        "edits": fix.edits.iter().map(|e| {
-            let (line, column) = index.line_col(e.range.start);
-            let (end_line, end_column) = index.line_col(e.range.end);
-            serde_json::json!({
-                "file": e.file,
-                "start": e.range.start,
-                "end": e.range.end,
-                "line": line,
-                "column": column,
-                "end_line": end_line,
-                "end_column": end_column,
-                "replacement": e.replacement,
-            })
-        }).collect::<Vec<_>>(),
-        "creates": fix.creates,
-    })
-}
 
 /// A database rooted at `anchor` (a checked file or directory): the standard library and
 /// the roles are looked up from there.
@@ -94,7 +33,7 @@ pub fn database_for(anchor: &Path) -> Database {
 /// Checks IR text with the graph rules, exactly as `factory check FILE.fwir` does: the
 /// outer loop validates its candidates through this, so one implementation of the rules
 /// judges hand-written and mutated graphs alike. `roles` comes from [`roles_near`].
-pub use crate::ir_check::check_ir_text;
+pub use crate::check::ir_text::check_ir_text;
 
 /// The roles with a prompt, as seen from `anchor` (a file or directory): what
 /// `factory check` passes to the role rule.
@@ -121,9 +60,9 @@ pub fn key_of(path: &Path) -> String {
 pub fn check_text(name: &str, text: &str, anchor: &Path) -> Vec<Located> {
     let mut db = database_for(anchor);
     let key = key_of(&anchor.join(name));
-    if crate::ir_check::is_ir_text(name) {
+    if crate::check::ir_text::is_ir_text(name) {
         let file = db.set_text(&key, text.to_string());
-        return crate::ir_check::located_ir(&db, file);
+        return crate::check::ir_text::located_ir(&db, file);
     }
     let file = db.set_text(&key, text.to_string());
     located(&db, file)
@@ -167,7 +106,7 @@ pub fn check_paths(paths: &[PathBuf]) -> std::io::Result<Checked> {
                 Ok(text) => {
                     let file = db.set_text(&key_of(&path), text);
                     out.diagnostics
-                        .extend(crate::ir_check::located_ir(&db, file));
+                        .extend(crate::check::ir_text::located_ir(&db, file));
                 }
                 Err(e) => out.unreadable.push(Unreadable {
                     problem: why_unreadable(&e),
@@ -225,14 +164,6 @@ pub enum CompileError {
     NoWorkflow(String),
 }
 
-/// Where a node was written: file key, 1-based line and column.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct SourceLocation {
-    pub file: String,
-    pub line: usize,
-    pub column: usize,
-}
-
 /// A compiled workflow: its IR, the warnings it had, and where each node came from.
 #[derive(Debug, Clone)]
 pub struct Compiled {
@@ -271,7 +202,7 @@ pub fn compile(
             ))
         })?;
         let file = db.set_text(&key, text.clone());
-        let diags = crate::ir_check::located_ir(&db, file);
+        let diags = crate::check::ir_text::located_ir(&db, file);
         if diags.iter().any(|d| d.diagnostic.is_error()) {
             return Err(CompileError::Invalid(diags));
         }

@@ -9,7 +9,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::driver::{self, CompileError, Compiled, SourceLocation};
+use crate::diagnostic::SourceLocation;
+use crate::driver::{self, CompileError, Compiled};
 use crate::emit::{Skill, to_skill};
 use crate::host;
 

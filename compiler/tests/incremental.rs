@@ -8,10 +8,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
+use factory_compiler::check::ir_text::ir_file_diagnostics;
 use factory_compiler::check::{file_diagnostics, lower_file};
 use factory_compiler::db::{Database, Loader};
 use factory_compiler::host::BUILTIN_ROLES;
-use factory_compiler::ir_check::ir_file_diagnostics;
 use factory_compiler::testgen::layered_workflow;
 
 const KEY: &str = "layered.fwf";

@@ -8,8 +8,9 @@ use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use factory_compiler::diagnostic::Located;
 use factory_compiler::diagnostic::{FixEdits, LineIndex, TextEdit};
-use factory_compiler::driver::{self, Checked, Located};
+use factory_compiler::driver::{self, Checked};
 use factory_compiler::host;
 use factory_runtime::sys::files::atomic_write;
 

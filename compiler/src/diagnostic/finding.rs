@@ -1,5 +1,5 @@
 //! A finding before it has positions, and the one conversion that gives it positions:
-//! [`to_diagnostic`]. The `.fwf` path (`check::place`), the IR-text path (`ir_check`)
+//! [`to_diagnostic`]. The `.fwf` path (`check::place`), the IR-text path (`check::ir_text`)
 //! and the parser's duplicate names all go through it.
 
 use std::ops::Range;
@@ -131,6 +131,11 @@ pub trait Places<At> {
     fn text(&self, _file: &str) -> Option<&str> {
         None
     }
+    /// Whether `text` (a file as a fix would leave it) still parses: a deletion that
+    /// breaks it is not offered. Places that know no parser offer none.
+    fn parses(&self, _text: &str) -> bool {
+        false
+    }
     /// Whether a node called `name` is declared in the scope of the place `at`.
     fn declares_node(&self, _at: &At, _name: &str) -> bool {
         false
@@ -167,6 +172,7 @@ pub fn to_diagnostic<At>(f: &Finding<At>, places: &impl Places<At>) -> Diagnosti
                 span: span.clone(),
                 labels: &labels,
                 declares: &|name| places.declares_node(&f.at, name),
+                parses: &|text| places.parses(text),
                 prompt_path: &|role| places.prompt_path(&file, role),
             },
         )

@@ -8,7 +8,7 @@ use std::ops::Range;
 use serde::Serialize;
 
 use super::Label;
-use crate::emit::is_ident;
+use crate::lexical::is_ident;
 
 /// The bound given to an unbounded reloop.
 pub const DEFAULT_BOUND: u32 = 3;
@@ -67,6 +67,8 @@ pub(super) struct Site<'a> {
     pub labels: &'a [Label],
     /// Whether a node of this name is declared in the finding's scope.
     pub declares: &'a dyn Fn(&str) -> bool,
+    /// Whether a file's text, as a fix leaves it, still parses.
+    pub parses: &'a dyn Fn(&str) -> bool,
     pub prompt_path: &'a dyn Fn(&str) -> Option<String>,
 }
 
@@ -197,8 +199,7 @@ fn remove_line(keyword: &str, site: &Site<'_>) -> Option<FixEdits> {
     // a deletion that leaves text the parser rejects is not offered.
     let mut after = text.to_string();
     after.replace_range(edit.range.clone(), "");
-    let parsed = crate::syntax::parse(&after);
-    if parsed.errors.iter().any(|e| e.code == super::Code::Syntax) {
+    if !(site.parses)(&after) {
         return None;
     }
     Some(FixEdits {

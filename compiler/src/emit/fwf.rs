@@ -15,8 +15,6 @@ mod layout;
 mod words;
 mod write;
 
-pub(crate) use words::is_ident;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 

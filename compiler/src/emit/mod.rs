@@ -7,8 +7,6 @@ mod fwf;
 mod mermaid;
 mod skill;
 
-pub(crate) use fwf::is_ident;
-
 pub use dot::to_dot;
 pub use fwf::{FwfError, to_fwf};
 pub use mermaid::to_mermaid;

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::driver::SourceLocation;
+use crate::diagnostic::SourceLocation;
 use crate::ir::conventions::template_vars;
 use crate::ir::{END, Ir, Knob, KnobType};
 use steps::{Context, StepView};

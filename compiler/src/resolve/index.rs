@@ -11,8 +11,9 @@ use std::ops::Range;
 
 use super::Symbol;
 use super::scope::{Names, decl_range, dotted, instance_subgraph, root, term_name};
-use super::tokens::{Tok, TokKind, is_ident, tokens};
+use super::tokens::{Tok, TokKind, tokens};
 use crate::ir::conventions::placeholders;
+use crate::lexical::is_ident;
 use crate::syntax::{Decl, Loc, Parsed};
 
 /// One place of a file that names a symbol.

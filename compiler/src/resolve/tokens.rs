@@ -65,15 +65,6 @@ pub fn tokens(text: &str) -> Vec<Tok> {
     out
 }
 
-/// Whether `s` is one identifier (letters, digits and `_`, not starting with a digit).
-pub fn is_ident(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
 /// The byte offset of the start of the line holding `offset`.
 pub fn line_start(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())]

@@ -8,8 +8,9 @@ use lsp_types::{CompletionItem, CompletionItemKind, CompletionParams, Completion
 
 use super::{DocView, Result};
 use crate::world::World;
+use factory_compiler::lexical::is_ident;
 use factory_compiler::resolve::scope::{body, decl_at};
-use factory_compiler::resolve::tokens::{TokKind, is_ident, line_start, tokens};
+use factory_compiler::resolve::tokens::{TokKind, line_start, tokens};
 use factory_compiler::syntax::vocabulary;
 
 pub fn completion(world: &World, params: CompletionParams) -> Result<Option<CompletionResponse>> {

@@ -4,8 +4,8 @@
 //! identifier or is already taken.
 
 use factory_compiler::db::SourceFile;
+use factory_compiler::lexical::is_ident;
 use factory_compiler::resolve::scope::node_decl_span;
-use factory_compiler::resolve::tokens::is_ident;
 use factory_compiler::resolve::{self, Symbol};
 use factory_compiler::syntax::Loc;
 use lsp_types::{

@@ -5,7 +5,8 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use factory_compiler::driver::{self, Located};
+use factory_compiler::diagnostic::Located;
+use factory_compiler::driver;
 use factory_compiler::ir::{Ir, to_text};
 
 /// The rules' context: which roles have a prompt (as `factory check` sees them from a

@@ -6,7 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use factory_compiler::driver::{self, CompileError, Located};
+use factory_compiler::diagnostic::Located;
+use factory_compiler::driver::{self, CompileError};
 use factory_compiler::host::{self, ModeSource};
 use factory_compiler::{emit, ir, skills};
 use factory_runtime::detect::{self, DetectOptions};

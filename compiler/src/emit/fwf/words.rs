@@ -1,6 +1,8 @@
 //! The words of a `.fwf` file: string literals, names, doc comments and literals, each
 //! checked to read back as the same value.
 
+pub(crate) use crate::lexical::is_ident;
+
 use std::fmt::Write as _;
 
 use crate::ir::{Label, Literal};
@@ -20,14 +22,6 @@ pub(super) fn quote(s: &str) -> String {
     }
     out.push('"');
     out
-}
-
-pub(crate) fn is_ident(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// A name as the grammar's `qual_ident` reads it: identifiers joined by dots.

@@ -4,10 +4,10 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use crate::check::graph_findings;
+use super::graph_findings;
 use crate::db::{Database, Db, Loader, SourceFile};
+use crate::diagnostic::Located;
 use crate::diagnostic::{Code, Diagnostic, Finding, Places, SpanPlaces, to_diagnostic};
-use crate::driver::Located;
 use crate::ir::text::{TextError, parse_text};
 use crate::ir::{Ir, IrSpans};
 use crate::validate::{self, IrRef};
