@@ -8,6 +8,8 @@ use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 
+mod support;
+
 fn factory(dir: &Path) -> Command {
     let mut cmd = Command::cargo_bin("factory").expect("binary");
     cmd.current_dir(dir)
@@ -311,4 +313,97 @@ fn check_and_agent_find_the_same_role_prompts() {
         .args(["agent", "bard", "--runner", "exec", "--agent-cmd", "true"])
         .assert()
         .code(2);
+}
+
+/// A step run by hand (as an exported SKILL.md runs it) gets what the executor gives a
+/// node: the files to read in its task, the files to write in its prompt, resolved as
+/// the executor resolves them (`.factory/` in the project, the rest in the
+/// experiment's worktree); what it wrote is kept in the experiment's evidence under the
+/// node, and a file it left unwritten exits 1, naming it.
+#[test]
+fn a_step_run_by_hand_reads_and_writes_what_its_node_declares() {
+    let target = tempfile::tempdir().unwrap();
+    let p = support::Project::committed(target.path());
+    assert!(
+        p.factory(&["begin", "--hypothesis", "notes"])
+            .status
+            .success()
+    );
+    let worktree = p.path().join(".factory/worktrees/exp-001");
+    assert!(worktree.is_dir());
+    let prompt_copy = target.path().join("prompt.md");
+    let agent = format!(
+        "cp {{prompt_file}} {}; echo 'the notes' > notes.md; echo '## Commits'",
+        prompt_copy.display()
+    );
+    let step = |extra: &[&str]| {
+        let mut args = vec![
+            "agent",
+            "builder",
+            "--exp",
+            "1",
+            "--node",
+            "experiment.trial.builder",
+            "--reads",
+            ".factory/strategy/current.md",
+            "--writes",
+            ".factory/reviews/builder-latest.md",
+            "--writes",
+            "notes.md",
+            "--task",
+            "Implement the plan.",
+            "--runner",
+            "exec",
+            "--agent-cmd",
+            &agent,
+        ];
+        args.extend_from_slice(extra);
+        p.factory(&args)
+    };
+    let out = step(&[]);
+    assert!(out.status.success(), "{}", support::output(&out));
+    let prompt = fs::read_to_string(&prompt_copy).unwrap();
+    let read = p.path().join(".factory/strategy/current.md");
+    assert!(
+        prompt.contains(&format!("Read:\n- {}\n", read.display())),
+        "{prompt}"
+    );
+    assert!(prompt.contains("## Write these files"), "{prompt}");
+    for written in [
+        p.path().join(".factory/reviews/builder-latest.md"),
+        worktree.join("notes.md"),
+    ] {
+        assert!(
+            prompt.contains(&format!("- {}\n", written.display())),
+            "{prompt}"
+        );
+    }
+    assert!(
+        prompt.contains("- Node: `experiment.trial.builder`, visit 1"),
+        "{prompt}"
+    );
+    let evidence =
+        fs::read_to_string(p.path().join(".factory/experiments/001/evidence.jsonl")).unwrap();
+    let kept: Vec<Value> = evidence
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let paths: Vec<&str> = kept.iter().map(|e| e["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, [".factory/reviews/builder-latest.md", "notes.md"]);
+    assert!(
+        kept.iter()
+            .all(|e| e["node"] == "experiment.trial.builder" && e["visit"] == 1)
+    );
+
+    // Run again, with a file it does not write: exit 1, naming it; its next visit.
+    let out = step(&["--writes", "missing.md"]);
+    assert_eq!(out.status.code(), Some(1), "{}", support::output(&out));
+    let said = support::output(&out);
+    assert!(
+        said.contains("without writing") && said.contains("missing.md"),
+        "{said}"
+    );
+    let evidence =
+        fs::read_to_string(p.path().join(".factory/experiments/001/evidence.jsonl")).unwrap();
+    assert!(evidence.contains("\"visit\":2"), "{evidence}");
 }

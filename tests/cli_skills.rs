@@ -67,7 +67,7 @@ fn export_then_check_passes_and_an_edited_node_fails_the_check_with_a_diff() {
         ));
     let skill = fs::read_to_string(root.join("out/workflow-review-change/SKILL.md")).unwrap();
     assert!(skill.starts_with("---\nname: workflow-review-change\n"));
-    assert!(skill.contains("factory agent builder --task \"Implement the plan for {{exp_id}}.\""));
+    assert!(skill.contains("factory agent builder --node builder --writes .factory/build/notes.md --task \"Implement the plan for {{exp_id}}.\""));
     assert!(
         root.join("out/workflow-review-change/SKILL.annotations.yaml")
             .is_file()
@@ -94,10 +94,10 @@ fn export_then_check_passes_and_an_edited_node_fails_the_check_with_a_diff() {
         .stdout(
             predicate::str::contains("out/workflow-review-change/SKILL.md (on disk)")
                 .and(predicate::str::contains(
-                    "-factory agent builder --task \"Implement the plan for {{exp_id}}.\"",
+                    "-factory agent builder --node builder --writes .factory/build/notes.md --task \"Implement the plan for {{exp_id}}.\"",
                 ))
                 .and(predicate::str::contains(
-                    "+factory agent builder --task \"Carefully implement the plan for {{exp_id}}.\"",
+                    "+factory agent builder --node builder --writes .factory/build/notes.md --task \"Carefully implement the plan for {{exp_id}}.\"",
                 )),
         )
         .stderr(predicate::str::contains(

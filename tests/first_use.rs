@@ -422,6 +422,17 @@ fn doctor_names_each_set_up_problem_with_its_fix_until_the_project_is_ready() {
         "{}",
         text(&run.stderr)
     );
+    // The flags a run will be given are what doctor checks when given them too.
+    let o = p.factory(&[
+        "doctor",
+        "--runner",
+        "exec",
+        "--agent-cmd",
+        "cat {prompt_file} > /dev/null",
+    ]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("`exec` (from command line)"), "{out}");
     // With its command in config.toml, both agree it is ready; the source named is the
     // file actually read, in $FACTORY_HOME.
     let config = p.home.path().join("config.toml");

@@ -415,6 +415,24 @@ fn improve_followed_step_by_step_ends_in_a_keep_on_the_experiment_branch() {
     // QA ran for the experiment, so the precheck could pass at all; the archivist ran
     // for it after the verdict.
     assert!(p.path().join(".factory/archive/experiment.md").is_file());
+    // Its evidence is what a run by the executor keeps: each step's report, by node.
+    let evidence =
+        std::fs::read_to_string(p.path().join(".factory/experiments/001/evidence.jsonl"))
+            .unwrap_or_default();
+    for node in [
+        "experiment.trial.builder",
+        "experiment.trial.review",
+        "experiment.trial.qa.review.code",
+        "experiment.trial.qa.verdict",
+        "archivist",
+    ] {
+        assert!(
+            evidence.contains(&format!("\"node\":\"{node}\"")),
+            "{node} in the evidence:\n{evidence}"
+        );
+    }
+    let history = support::text(&p.factory(&["history"]).stdout);
+    assert!(history.contains("evidence"), "{history}");
 }
 
 #[test]

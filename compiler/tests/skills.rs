@@ -273,18 +273,21 @@ fn steps_follow_the_graph_and_say_where_each_verdict_leads() {
         assert!(pos(pair[0]) < pos(pair[1]), "{pair:?}");
     }
     // Agent steps carry the exact command and their checks.
-    pos("factory agent strategist --task \"Act as strategist for step strategist.\"");
+    // It names its step, what it reads and what it must write, as the executor does.
+    pos(
+        "factory agent strategist --node strategist --reads .factory/config.json --reads .factory/research/similar.md --reads .factory/research/pitfalls.md --writes .factory/strategy/current.md --task \"Act as strategist for step strategist.\"",
+    );
     pos(
         "Check afterwards that `.factory/strategy/current.md` (plan) exists, is at least 300 bytes and contains `## Hypothesis`.",
     );
     pos(
-        "factory agent researcher --task \"Find projects similar to {{project_path}} and what they learned.\"",
+        "factory agent researcher --node similar --writes .factory/research/similar.md --task \"Find projects similar to {{project_path}} and what they learned.\"",
     );
     // Shell-special characters in a task are escaped for the double quotes.
     pos("--task \"Explain why \\`keep\\` failed: \\\"{{verdict}}\\\".\"");
     // Gates: evaluator, verdicts, targets and bounds.
     pos(
-        "factory agent ceo --task \"Review checkpoint approve: Is the plan one phase, scoped and testable? Read .factory/strategy/current.md. Write your verdict to .factory/reviews/plan-verdict.md: PROCEED, RELOOP or HALT under \\`## Verdict\\`, then \\`## Rationale\\`, \\`## Issues found\\` and \\`## Instructions for next step\\`.\"",
+        "factory agent ceo --node approve --writes .factory/reviews/plan-verdict.md --task \"Review checkpoint approve: Is the plan one phase, scoped and testable? Read .factory/strategy/current.md. Write your verdict to .factory/reviews/plan-verdict.md: PROCEED, RELOOP or HALT under \\`## Verdict\\`, then \\`## Rationale\\`, \\`## Issues found\\` and \\`## Instructions for next step\\`.\"",
     );
     pos("Check afterwards that `.factory/reviews/plan-verdict.md` contains `## Verdict`.");
     // Without its own `writes`, an agent gate's verdict goes to the role's verdict file.

@@ -44,7 +44,9 @@ impl Finding {
 /// Every check, in the order a new user meets them. Each applies the rule `factory
 /// run` applies (the same functions), so doctor passes what a run accepts and fails
 /// what it refuses.
-pub fn diagnose(project: &Path) -> Vec<Finding> {
+/// `settings`: the runner flags a run would be given (`--runner`, `--agent-cmd`,
+/// `--script`), checked as that run would check them.
+pub fn diagnose(project: &Path, settings: &crate::exec::checkpoint::RunSettings) -> Vec<Finding> {
     vec![
         git(project),
         factory_md(project),
@@ -54,7 +56,7 @@ pub fn diagnose(project: &Path) -> Vec<Finding> {
         toolchain(project),
         eval_command(project),
         pristine_checkout(project),
-        runner(project),
+        runner(project, settings),
         event_log(project),
     ]
 }
@@ -346,7 +348,7 @@ fn toolchain(project: &Path) -> Finding {
 
 /// The runner a run would use, built and asked whether it can start headless, as
 /// `factory run` does before anything starts.
-fn runner(project: &Path) -> Finding {
+fn runner(project: &Path, settings: &crate::exec::checkpoint::RunSettings) -> Finding {
     const C: &str = "agent runner";
     let layers = match crate::user_config::resolve::Layers::load(Some(project)) {
         Ok(l) => l,
@@ -357,7 +359,12 @@ fn runner(project: &Path) -> Finding {
             return Finding::problem(C, e.to_string(), format!("fix {file}"));
         }
     };
-    let Some(spec) = crate::runners::RunnerSpec::resolve(None, None, None, &layers) else {
+    let Some(spec) = crate::runners::RunnerSpec::resolve(
+        settings.runner.as_deref(),
+        settings.agent_cmd.as_deref(),
+        settings.script.as_deref(),
+        &layers,
+    ) else {
         return Finding::problem(
             C,
             "no agent CLI runner (claude, codex, opencode, gemini) on PATH and none configured",
@@ -367,7 +374,7 @@ fn runner(project: &Path) -> Finding {
         );
     };
     let from = layers
-        .runner(None)
+        .runner(settings.runner.as_deref())
         .map_or("the first agent CLI on PATH".to_string(), |r| {
             r.source.to_string()
         });

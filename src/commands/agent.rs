@@ -27,7 +27,8 @@ Runners (--runner, else $FACTORY_RUNNER, else the first agent CLI on PATH):
           ($FACTORY_AGENT_CMD when not given; the contract is in docs/runners.md)
   replay  a scripted agent: --script replay.yaml ($FACTORY_REPLAY_SCRIPT when not given)
 
-Exit status: 0 the agent finished, 1 it failed or timed out, 2 bad usage or setup.
+Exit status: 0 the agent finished, 1 it failed, timed out or left a --writes file unwritten,
+2 bad usage or setup.
 
 Example:
   factory agent researcher --task \"Survey caching options\" --runner exec \\
@@ -65,6 +66,17 @@ pub struct Args {
     /// Run at the terminal instead of headless (the output is not captured).
     #[arg(long)]
     interactive: bool,
+    /// The mode's node this run stands for (a SKILL.md step): named in the task, and
+    /// its outputs are kept under it in the experiment's evidence.
+    #[arg(long, value_name = "ID")]
+    node: Option<String>,
+    /// A file the agent should read (repeatable); listed in its task.
+    #[arg(long = "reads", value_name = "PATH")]
+    reads: Vec<String>,
+    /// A file the agent must write (repeatable): listed in its prompt, kept in the
+    /// experiment's evidence with --exp; one left unwritten exits 1.
+    #[arg(long = "writes", value_name = "PATH")]
+    writes: Vec<String>,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -80,6 +92,9 @@ pub fn run(args: Args) -> ExitCode {
         model: args.model,
         interactive: args.interactive,
         exp: args.exp,
+        node: args.node,
+        reads: args.reads,
+        writes: args.writes,
     };
     let print = |line: &str| {
         let mut out = std::io::stdout().lock();
@@ -97,7 +112,11 @@ pub fn run(args: Args) -> ExitCode {
             ExitCode::from(FAILED)
         }
         Err(err) => {
-            let code = if err.is_agent_failure() || matches!(err, AgentError::Interrupted { .. }) {
+            let code = if err.is_agent_failure()
+                || matches!(
+                    err,
+                    AgentError::Interrupted { .. } | AgentError::MissingOutputs { .. }
+                ) {
                 FAILED
             } else {
                 USAGE

@@ -21,6 +21,7 @@ Exit 0 when ready, 1 when something needs fixing.
 
 Examples:
   factory doctor
+  factory doctor --runner exec --agent-cmd \"my-agent {prompt_file}\"   # the runner you will run with
   factory doctor --set-aside-log   # a log written under another FACTORY_HOME, say")]
 pub struct Args {
     /// The project.
@@ -33,6 +34,15 @@ pub struct Args {
     /// next run starts a new log; nothing is deleted.
     #[arg(long)]
     set_aside_log: bool,
+    /// Check this runner, as `factory run --runner NAME` would use it.
+    #[arg(long, value_name = "NAME")]
+    runner: Option<String>,
+    /// exec: the command, as `factory run --agent-cmd CMD` would run it.
+    #[arg(long, value_name = "CMD")]
+    agent_cmd: Option<String>,
+    /// replay: the script, as `factory run --script FILE` would use it.
+    #[arg(long, value_name = "FILE")]
+    script: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -54,7 +64,13 @@ pub fn run(args: Args) -> ExitCode {
             Err(e) => return report(e, USAGE),
         }
     }
-    let findings = doctor::diagnose(&args.path);
+    let settings = factory_runtime::exec::checkpoint::RunSettings {
+        runner: args.runner,
+        agent_cmd: args.agent_cmd,
+        script: args.script,
+        ..Default::default()
+    };
+    let findings = doctor::diagnose(&args.path, &settings);
     if args.json {
         match serde_json::to_string_pretty(&findings) {
             Ok(j) => println!("{j}"),

@@ -15,7 +15,7 @@ use std::time::Duration;
 pub use invoke::{close_dangling, invoke, invoke_capturing, invoke_with_progress, review_path};
 pub use prompt::{
     PromptSource, ResolvedPlaybook, ResolvedPrompt, Whereabouts, compose_prompt, known_roles,
-    resolve_playbook, resolve_prompt, resolve_prompt_in, whereabouts,
+    reads_section, resolve_playbook, resolve_prompt, resolve_prompt_in, whereabouts,
 };
 
 use crate::events::EventsError;
@@ -147,6 +147,15 @@ pub enum AgentError {
         help("pass --project DIR pointing at the project root")
     )]
     NoProject(PathBuf),
+
+    #[error("the {role} agent finished without writing {missing}")]
+    #[diagnostic(
+        code(factory::agent::missing_outputs),
+        help(
+            "its task lists the files it must write (--writes); run it again, or fix its prompt or command"
+        )
+    )]
+    MissingOutputs { role: String, missing: String },
 
     #[error("interrupted; the {role} agent was stopped")]
     #[diagnostic(
@@ -287,6 +296,14 @@ pub struct RoleRun {
     /// Run in experiment N's worktree, for it: its `agent.*` events carry the
     /// experiment's id, which is how QA run by hand counts for precheck.
     pub exp: Option<u32>,
+    /// The node of a mode this run stands for (a SKILL.md step): named in the task,
+    /// and the name its outputs are kept under in the experiment's evidence.
+    pub node: Option<String>,
+    /// Files the agent should read (listed in its task).
+    pub reads: Vec<String>,
+    /// Files the agent must write: listed in its prompt, given to its runner, kept
+    /// in the experiment's evidence; one left unwritten fails the run.
+    pub writes: Vec<String>,
 }
 
 /// How a [`run_role`] ended.
@@ -348,13 +365,32 @@ pub fn run_role(
     if let Ok(i) = std::env::var(crate::runners::replay::HYPOTHESIS_INDEX_ENV) {
         env.push((crate::runners::replay::HYPOTHESIS_INDEX_ENV.to_string(), i));
     }
+    // The executor's rule for where paths live: `.factory/` in the project, the
+    // rest in the experiment's worktree.
+    let roots = crate::project::roots::Roots {
+        project: project.clone(),
+        worktree: (cwd != project).then(|| cwd.clone()),
+        overlay: None,
+    };
+    let reads: Vec<PathBuf> = run.reads.iter().map(|r| roots.resolve(r)).collect();
+    let writes: Vec<(String, PathBuf)> = run
+        .writes
+        .iter()
+        .map(|w| (w.clone(), roots.resolve_write(w)))
+        .collect();
+    let outputs: Vec<PathBuf> = writes.iter().map(|(_, p)| p.clone()).collect();
+    let visit = run
+        .exp
+        .zip(run.node.as_deref())
+        .map_or(1, |(id, node)| next_visit(&project, id, node));
     let task = format!(
-        "{}{}",
+        "{}{}{}",
         run.task,
+        reads_section(&reads),
         whereabouts(&Whereabouts {
             project: &project,
-            node: None,
-            visit: 1,
+            node: run.node.as_deref(),
+            visit,
             work_dir: &cwd,
             in_worktree: cwd != project,
             exp_id: run.exp,
@@ -363,14 +399,16 @@ pub fn run_role(
     );
     let req = AgentRequest {
         role: run.role.clone(),
-        prompt: compose_prompt(&resolved, &task, &[], None),
+        prompt: compose_prompt(&resolved, &task, &outputs, None),
         task,
         cwd,
         env,
         project: project.clone(),
+        outputs,
         timeout,
         model,
-        visit: 1,
+        node: run.node.clone(),
+        visit,
         ..AgentRequest::default()
     };
     // Asked-for capabilities are checked before anything runs: a setup mistake, not a
@@ -395,17 +433,47 @@ pub fn run_role(
         .enable_all()
         .build()
         .map_err(AgentError::Runtime)?;
-    rt.block_on(async {
+    let result = rt.block_on(async {
         let tag = run.review_tag.as_deref();
         tokio::select! {
-            r = invoke_with_progress(&project, &req, runner.as_ref(), tag, progress) => {
-                r.map(|r| RoleOutcome::Headless(Box::new(r)))
-            }
+            r = invoke_with_progress(&project, &req, runner.as_ref(), tag, progress) => r,
             // Dropping the invocation kills the agent's process group and logs
             // `agent.failed {reason: "cancelled"}`.
             _ = tokio::signal::ctrl_c() => Err(AgentError::Interrupted { role: run.role.clone() }),
         }
-    })
+    })?;
+    if let Some(id) = run.exp {
+        let node = run.node.as_deref().unwrap_or(&run.role);
+        // As the executor does: a copy that cannot be made is a warning.
+        if let Err(e) = crate::experiment::evidence::record(&project, id, node, visit, &writes) {
+            tracing::warn!(
+                "could not keep the outputs of `{node}` in experiment {id}'s evidence: {e}"
+            );
+        }
+    }
+    if !result.missing_outputs.is_empty() {
+        return Err(AgentError::MissingOutputs {
+            role: run.role.clone(),
+            missing: result
+                .missing_outputs
+                .iter()
+                .map(|p| p.strip_prefix(&project).unwrap_or(p).display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
+    }
+    Ok(RoleOutcome::Headless(Box::new(result)))
+}
+
+/// The next visit of `node` in experiment `id`'s evidence (1 for its first).
+fn next_visit(project: &Path, id: u32, node: &str) -> u32 {
+    crate::experiment::evidence::list(project, id)
+        .unwrap_or_default()
+        .iter()
+        .filter(|f| f.node == node)
+        .map(|f| f.visit)
+        .max()
+        .map_or(1, |v| v + 1)
 }
 
 /// An interactive run, with the same event pair as a headless one (no review capture:

@@ -289,6 +289,18 @@ pub struct Whereabouts<'a> {
     pub branch: Option<&'a str>,
 }
 
+/// The task's `Read:` list: the files the agent should read, where they are.
+pub fn reads_section(paths: &[PathBuf]) -> String {
+    if paths.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("\n\nRead:\n");
+    for p in paths {
+        s.push_str(&format!("- {}\n", p.display()));
+    }
+    s
+}
+
 /// The facts the role prompts promise an agent, as the task's last section: its node
 /// and visit, where it runs, and the experiment (id, branch, base, records) when there
 /// is one. `tests/experiment_evidence.rs` holds every prompt to it.
@@ -322,12 +334,20 @@ pub fn whereabouts(w: &Whereabouts<'_>) -> String {
     let branch = w
         .branch
         .map(str::to_string)
-        .or_else(|| ws.as_ref().map(|ws| ws.branch.clone()))
+        .or_else(|| ws.as_ref().map(|ws| ws.branch.clone()));
+    let named = branch
+        .as_deref()
         .map_or(String::new(), |b| format!(", branch `{b}`"));
-    s.push_str(&format!("- Experiment: {id}{branch}\n"));
+    s.push_str(&format!("- Experiment: {id}{named}\n"));
     if let Some(base) = ws.map(|w| w.base_commit) {
+        // Outside the worktree (an archivist after the verdict) HEAD is the user's
+        // branch: the experiment's change is its own branch's.
+        let head = match (&branch, w.in_worktree) {
+            (Some(b), false) => b.as_str(),
+            _ => "HEAD",
+        };
         s.push_str(&format!(
-            "- Base commit: {base} (what the experiment is measured against: `git diff {base}..HEAD`)\n"
+            "- Base commit: {base} (what the experiment is measured against: `git diff {base}..{head}`)\n"
         ));
     }
     let dir = crate::project::layout::FactoryPaths::new(w.project).experiment_dir(id);

@@ -88,13 +88,11 @@ async fn invoke(
             cx.render("question", q)?
         );
     }
-    if !a.reads.is_empty() {
-        task.push_str("\n\nRead:\n");
-        for r in &a.reads {
-            let shown = cx.render("reads", &r.path)?;
-            task.push_str(&format!("- {}\n", cx.roots.resolve(&shown).display()));
-        }
+    let mut reads = Vec::new();
+    for r in &a.reads {
+        reads.push(cx.roots.resolve(&cx.render("reads", &r.path)?));
     }
+    task.push_str(&agents::reads_section(&reads));
     task.push_str(&whereabouts(cx));
     let mut outputs = Vec::new();
     if verdict_file.is_none() {

@@ -4,3 +4,4 @@
 pub mod config;
 pub mod layout;
 pub mod registry;
+pub mod roots;

@@ -243,9 +243,13 @@ pub(super) fn build(cx: &Context<'_>, node: &Node) -> StepView {
             };
             step.intro
                 .push(format!("Run the {} agent with this task:", code(&role)));
+            let reads: Vec<&str> = a.reads.iter().map(|r| r.path.as_str()).collect();
+            let writes: Vec<&str> = a.writes.iter().map(|w| w.path.as_str()).collect();
             step.command = Some(format!(
-                "factory agent {role}{} --task {}",
+                "factory agent {role}{} --node {}{} --task {}",
                 cx.exp_flag(&node.id),
+                node.id,
+                artifact_flags(&reads, &writes),
                 shell_quote(&task)
             ));
         }
@@ -386,8 +390,10 @@ fn gate(cx: &Context<'_>, node: &Node, step: &mut StepView) {
                 .push(format!("The {} agent answers this question:", code(&role)));
             step.intro.push(format!("> {question}"));
             step.command = Some(format!(
-                "factory agent {role}{} --task {}",
+                "factory agent {role}{} --node {}{} --task {}",
                 cx.exp_flag(&node.id),
+                node.id,
+                artifact_flags(&[], &[verdict.as_str()]),
                 shell_quote(&task)
             ));
             step.details.push(format!(
@@ -581,4 +587,24 @@ fn next(cx: &Context<'_>, node: &Node, step: &mut StepView) {
         step.next
             .push("If it fails: stop the run and report what failed.".to_string());
     }
+}
+
+/// The `--reads`/`--writes` flags of an agent step: what the executor lists in the
+/// agent's prompt and keeps in the experiment's evidence, so a step run by hand does
+/// the same.
+fn artifact_flags(reads: &[&str], writes: &[&str]) -> String {
+    let arg = |p: &str| {
+        let plain = p
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._/-{}".contains(c));
+        if plain { p.to_string() } else { shell_quote(p) }
+    };
+    let mut out = String::new();
+    for r in reads {
+        out.push_str(&format!(" --reads {}", arg(r)));
+    }
+    for w in writes {
+        out.push_str(&format!(" --writes {}", arg(w)));
+    }
+    out
 }
