@@ -71,6 +71,11 @@ pub fn finish(project: &Path, ended: Result<RunEnd, miette::Report>, json: bool)
                     lines.extend(why_lines(project, id, &r.notes));
                 }
                 if r.verdict == Verdict::Keep {
+                    // A keep the eval could not score says so here, not only in history.
+                    if let Some(first) = r.notes.lines().next().filter(|l| l.starts_with("neutral"))
+                    {
+                        lines.push(format!("  {first}"));
+                    }
                     lines.push(format!("  branch factory/exp-{id:03} is ready to review and merge (factory never merges it)"));
                 }
                 if r.verdict == Verdict::Error

@@ -53,7 +53,7 @@ pub(super) fn meaning(ir: &Ir, var: &str) -> String {
         "goal" => "the goal of this run, in the user's words",
         "run_id" => "the id of this run",
         "iteration" => "the number of the current iteration (1 for the first)",
-        "hypothesis" => "the hypothesis this worktree tries (one per parallel branch)",
+        "hypothesis" => "the hypothesis being tried: the first paragraph under `## Hypothesis` in `.factory/strategy/current.md`, on one line (in a parallel branch, that branch's own hypothesis)",
         "branch" => "the git branch of the current experiment or worktree",
         "worktree" => "the path of the current git worktree",
         "node" => "the id of the current step's node",
