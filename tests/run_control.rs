@@ -55,12 +55,15 @@ fn a_node_timeout_kills_its_whole_process_group() {
     let target = tempfile::tempdir().unwrap();
     let p = Project::committed(target.path());
     let marker = p.path().join("survivor");
+    // The background child records its pid first, so the test can watch it die.
+    let pid_file = p.path().join("bgpid");
     let wf = workflow(
         &p,
         "slow",
         &format!(
-            "    fn slow \"(sleep 3; touch {m}) & sleep 30\" {{\n        timeout: 1\n    }}\n    flow {{\n        start -> slow -> end\n    }}",
-            m = marker.display()
+            "    fn slow \"(sleep 3; touch {m}) & echo $! > {pid}; sleep 30\" {{\n        timeout: 1\n    }}\n    flow {{\n        start -> slow -> end\n    }}",
+            m = marker.display(),
+            pid = pid_file.display()
         ),
     );
     let began = Instant::now();
@@ -68,10 +71,23 @@ fn a_node_timeout_kills_its_whole_process_group() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(text(&out).contains("timed out after 1s"), "{}", text(&out));
     assert!(began.elapsed() < Duration::from_secs(20));
-    std::thread::sleep(Duration::from_secs(3));
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    // SAFETY: signal 0 only asks whether the process exists.
+    while unsafe { libc::kill(pid, 0) } == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the background child of the timed-out node outlived it"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert!(
         !marker.exists(),
-        "the background child of the timed-out node was killed too"
+        "the background child of the timed-out node wrote before it was killed"
     );
 }
 

@@ -142,15 +142,29 @@ fn timeout_kills_the_shell_and_its_children() {
     let tmp = tempfile::tempdir().unwrap();
     let mut req = request(tmp.path());
     req.timeout = Some(Duration::from_millis(300));
-    let runner = ExecRunner::new("(sleep 1; touch survivor) & sleep 30").unwrap();
+    // The background child records its pid first, so the test can watch it die.
+    let runner = ExecRunner::new("(sleep 1; touch survivor) & echo $! > bgpid; sleep 30").unwrap();
     let out = run(&runner, &req);
     assert!(out.timed_out);
     assert_eq!(out.exit_code, None);
     assert!(out.duration < Duration::from_secs(3), "{:?}", out.duration);
-    std::thread::sleep(Duration::from_millis(1500));
+    let pid: i32 = std::fs::read_to_string(req.cwd.join("bgpid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    // SAFETY: signal 0 only asks whether the process exists.
+    while unsafe { libc::kill(pid, 0) } == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the background child outlived the timeout"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert!(
         !req.cwd.join("survivor").exists(),
-        "a child outlived the timeout"
+        "the background child wrote before it was killed"
     );
 }
 
