@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use factory_runtime::experiment::{self, ExperimentError};
-use factory_runtime::store::run_key;
 
 use super::{OK, USAGE, report};
 
@@ -41,24 +40,9 @@ pub struct Args {
     json: bool,
 }
 
-/// The key from the executor's environment, when it runs this command: a parallel
-/// branch names its experiment's key (FACTORY_RUN_KEY), any other node is keyed by
-/// its run, node and visit.
-fn key_from_env() -> Option<String> {
-    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-    if let Some(key) = var(factory_runtime::exec::node::RUN_KEY_ENV) {
-        return Some(key);
-    }
-    let run = var("FACTORY_RUN_ID")?;
-    Some(run_key(
-        &run,
-        &var("FACTORY_NODE").unwrap_or_else(|| "begin".into()),
-        var("FACTORY_VISIT").unwrap_or_else(|| "1".into()),
-    ))
-}
-
 pub fn run(args: Args) -> ExitCode {
-    let key = args.run_key.clone().or_else(key_from_env);
+    let child = factory_runtime::project::child::ChildEnv::current();
+    let key = args.run_key.clone().or_else(|| child.begin_key());
     let started = match experiment::begin(&args.path, &args.hypothesis, key.as_deref()) {
         Ok(s) => s,
         // An empty hypothesis, no git repository: the command could not run; a
@@ -92,7 +76,7 @@ pub fn run(args: Args) -> ExitCode {
         published.push(("branch", w.branch.clone()));
         published.push(("worktree", w.worktree.display().to_string()));
     }
-    if let Err(e) = factory_runtime::exec::node::publish_vars(&published) {
+    if let Err(e) = child.publish(&published) {
         eprintln!(
             "warning: cannot tell the run about experiment {}: {e}",
             started.id

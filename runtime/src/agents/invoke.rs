@@ -234,9 +234,13 @@ impl Terminal {
             invocation_id: id.clone(),
             role: req.role.clone(),
             node: req.node.clone(),
-            run_id: req.env_value("FACTORY_RUN_ID").map(str::to_string),
+            run_id: req
+                .env_value(crate::project::child::RUN_ID)
+                .map(str::to_string),
             // A number, as in `experiment.begin`, when it is one.
-            exp_id: req.env_value("FACTORY_EXP_ID").map(ExpRef::parse),
+            exp_id: req
+                .env_value(crate::project::child::EXP_ID)
+                .map(ExpRef::parse),
             runner: runner.to_string(),
             visit: Some(req.visit.max(1)),
             interactive: None,

@@ -346,7 +346,7 @@ pub fn run_role(
     let (cwd, env) = match run.exp {
         Some(id) => {
             let wt = crate::worktrees::worktree_path(&project, id);
-            let exp_env = vec![("FACTORY_EXP_ID".to_string(), id.to_string())];
+            let exp_env = vec![(crate::project::child::EXP_ID.to_string(), id.to_string())];
             if wt.is_dir() {
                 (wt, exp_env)
             } else if finalized(&project, id) {

@@ -402,9 +402,7 @@ pub async fn start(ir: Ir, req: RunRequest, view: &View) -> Result<RunEnd, RunEr
         started_at: now.clone(),
         saved_at: now,
         respawns: 0,
-        parent_run: std::env::var("FACTORY_RUN_ID")
-            .ok()
-            .filter(|r| !r.is_empty()),
+        parent_run: crate::project::child::ChildEnv::current().run_id,
         branch_exp: None,
         state: Default::default(),
     };

@@ -60,9 +60,6 @@ pub struct BranchCx {
     pub overlay: PathBuf,
 }
 
-/// Set in a branch's commands: the key `factory begin` uses before its own.
-pub const RUN_KEY_ENV: &str = "FACTORY_RUN_KEY";
-
 /// What a node did.
 #[derive(Debug, Clone)]
 pub struct NodeReport {
@@ -165,26 +162,27 @@ impl<'a> NodeCx<'a> {
 
     /// The environment every command and agent of this node gets.
     pub fn base_env(&self) -> Vec<(String, String)> {
+        use crate::project::child;
         let mut env = vec![
-            ("FACTORY_RUN_ID".to_string(), self.env.run_id.clone()),
-            ("FACTORY_NODE".to_string(), self.node.id.clone()),
-            ("FACTORY_VISIT".to_string(), self.visit.to_string()),
+            (child::RUN_ID.to_string(), self.env.run_id.clone()),
+            (child::NODE.to_string(), self.node.id.clone()),
+            (child::VISIT.to_string(), self.visit.to_string()),
             (
-                "FACTORY_PROJECT".to_string(),
+                child::PROJECT.to_string(),
                 self.env.project.display().to_string(),
             ),
         ];
         for (key, var) in [
-            ("FACTORY_EXP_ID", "exp_id"),
-            ("FACTORY_WORKTREE", "worktree"),
-            ("FACTORY_BRANCH", "branch"),
+            (child::EXP_ID, "exp_id"),
+            (child::WORKTREE, "worktree"),
+            (child::BRANCH, "branch"),
         ] {
             if let Some(v) = self.vars.get(var) {
                 env.push((key.to_string(), v.clone()));
             }
         }
         if let Some(b) = &self.env.branch {
-            env.push((RUN_KEY_ENV.to_string(), b.run_key.clone()));
+            env.push((child::RUN_KEY.to_string(), b.run_key.clone()));
             env.push((
                 crate::runners::replay::HYPOTHESIS_INDEX_ENV.to_string(),
                 b.index.to_string(),
@@ -359,23 +357,6 @@ pub async fn run(
     report
 }
 
-/// The environment variable naming where a node's command may publish values.
-pub const VARS_FILE_ENV: &str = "FACTORY_VARS_FILE";
-
-/// Publishes `vars` to the run that started this process, when one did (the reader is
-/// [`published_vars`]). Outside a run this does nothing.
-pub fn publish_vars(vars: &[(&str, String)]) -> std::io::Result<()> {
-    let Some(path) = std::env::var_os(VARS_FILE_ENV) else {
-        return Ok(());
-    };
-    let map: serde_json::Map<String, Value> = vars
-        .iter()
-        .map(|(k, v)| (k.to_string(), Value::from(v.as_str())))
-        .collect();
-    let bytes = serde_json::to_vec(&map).map_err(std::io::Error::other)?;
-    crate::sys::files::atomic_write(Path::new(&path), &bytes)
-}
-
 /// Values the node's command published for later nodes: a command may write a JSON
 /// object of strings to `$FACTORY_VARS_FILE` (`factory begin` writes the experiment's
 /// `exp_id`, `branch` and `worktree` there). Exact under concurrency, and cheap.
@@ -413,7 +394,7 @@ async fn run_command(cx: &NodeCx<'_>) -> Result<AsyncOutput, String> {
     }
     let _ = std::fs::remove_file(&vars_file);
     env.push((
-        "FACTORY_VARS_FILE".to_string(),
+        crate::project::child::VARS_FILE.to_string(),
         vars_file.display().to_string(),
     ));
     let spec = ProcessSpec {

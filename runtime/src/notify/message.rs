@@ -63,9 +63,7 @@ impl Notification {
         Some(Notification {
             event,
             project: project.to_path_buf(),
-            run_id: std::env::var("FACTORY_RUN_ID")
-                .ok()
-                .filter(|r| !r.is_empty()),
+            run_id: crate::project::child::ChildEnv::current().run_id,
             exp_id: Some(record.id),
             text,
             details,

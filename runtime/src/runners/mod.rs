@@ -343,6 +343,7 @@ pub fn agent_clis_on_path() -> Vec<String> {
 
 /// The `FACTORY_*` environment every runner gives its agent (docs/runners.md).
 pub fn factory_env(req: &AgentRequest, prompt_file: &Path) -> Vec<(String, String)> {
+    use crate::project::child;
     let s = |p: &Path| p.display().to_string();
     let first = req.outputs.first().map(|p| s(p)).unwrap_or_default();
     let all = req
@@ -355,14 +356,14 @@ pub fn factory_env(req: &AgentRequest, prompt_file: &Path) -> Vec<(String, Strin
         ("FACTORY_ROLE".to_string(), req.role.clone()),
         ("FACTORY_TASK".into(), req.task.clone()),
         ("FACTORY_CWD".into(), s(&req.cwd)),
-        ("FACTORY_WORKTREE".into(), s(&req.cwd)),
-        ("FACTORY_PROJECT".into(), s(&req.project)),
+        (child::WORKTREE.into(), s(&req.cwd)),
+        (child::PROJECT.into(), s(&req.project)),
         ("FACTORY_DIR".into(), s(&req.factory_dir())),
         ("FACTORY_OUTPUT".into(), first),
         ("FACTORY_OUTPUTS".into(), all),
         ("FACTORY_PROMPT_FILE".into(), s(prompt_file)),
-        ("FACTORY_NODE".into(), req.node.clone().unwrap_or_default()),
-        ("FACTORY_VISIT".into(), req.visit.max(1).to_string()),
+        (child::NODE.into(), req.node.clone().unwrap_or_default()),
+        (child::VISIT.into(), req.visit.max(1).to_string()),
         (
             "FACTORY_VERDICT_FILE".into(),
             req.verdict_file.as_deref().map(s).unwrap_or_default(),

@@ -8,17 +8,6 @@ use serde::{Deserialize, Serialize};
 
 use super::Verdict;
 
-/// The key that identifies one `begin` of one run: `{run_id}/{node}/{visit}`. A run
-/// that is resumed calls `begin` again with the same key and gets the same experiment.
-pub fn run_key(run_id: &str, node: &str, visit: impl std::fmt::Display) -> String {
-    format!("{run_id}/{node}/{visit}")
-}
-
-/// The run id a [`run_key`] names.
-pub fn run_of_key(key: &str) -> Option<&str> {
-    key.split('/').next().filter(|r| !r.is_empty())
-}
-
 /// An experiment's branch and worktree (made by the `worktrees` layer, recorded here).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Workspace {

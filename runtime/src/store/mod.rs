@@ -19,9 +19,10 @@ mod info;
 mod record;
 pub mod tsv;
 
+pub use crate::project::child::{run_key, run_of_key};
 pub use error::StoreError;
 pub use forget::Forgot;
-pub use info::{ExperimentInfo, Workspace, run_key, run_of_key};
+pub use info::{ExperimentInfo, Workspace};
 pub use record::{ExperimentRecord, GateConfig, Outcome, RevertCause, Verdict, round6};
 
 use std::collections::{BTreeMap, BTreeSet};

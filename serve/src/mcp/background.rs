@@ -115,7 +115,7 @@ pub fn start_run(project: &Path, args: StartRunArgs, started: &Started) -> ToolR
     }
     cmd.current_dir(project)
         // A run of its own, not a node of some run this server was started by.
-        .env_remove("FACTORY_RUN_ID")
+        .env_remove(factory_runtime::project::child::RUN_ID)
         .stdin(Stdio::null())
         .stdout(log)
         .stderr(err_log)
