@@ -131,18 +131,7 @@ fn a_revert_is_announced_with_its_failing_check() {
         format!("[[notify]]\nwebhook = \"http://127.0.0.1:{port}/hook\"\n"),
     )
     .unwrap();
-    let outside = r##"    - write:
-        README.md: "# demo\n"
-      run:
-        - git add -A
-        - git -c user.name=t -c user.email=t@t commit -qm "Add a README"
-      print: |
-        ## Commits
-        - Add a README: documents the crate for new readers. The file is outside src/, which the factory.md scope allows; the precheck must notice from git, not from this report, which claims all is well.
-          It goes on at length, as reports do, so the builder's own size check passes and
-          only the guards can catch it.
-"##;
-    let out = p.run(&script(&[("builder", outside)]));
+    let out = p.run(&script(&[("builder", support::OUTSIDE_SCOPE_BUILDER)]));
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stdout));
     let reason = "scope: README.md: added outside scope";
     let revert = received.recv_timeout(Duration::from_secs(10)).unwrap();

@@ -151,18 +151,7 @@ fn a_change_that_breaks_a_test_is_reverted() {
 fn a_change_outside_the_scope_is_reverted() {
     let target = shared_target();
     let p = Project::demo(target.path());
-    let outside = r##"    - write:
-        README.md: "# demo\n"
-      run:
-        - git add -A
-        - git -c user.name=t -c user.email=t@t commit -qm "Add a README"
-      print: |
-        ## Commits
-        - Add a README: documents the crate for new readers. The file is outside src/, which the factory.md scope allows; the precheck must notice from git, not from this report, which claims all is well.
-          It goes on at length, as reports do, so the builder's own size check passes and
-          only the guards can catch it.
-"##;
-    let out = p.run(&script(&[("builder", outside)]));
+    let out = p.run(&script(&[("builder", support::OUTSIDE_SCOPE_BUILDER)]));
     assert_eq!(out.status.code(), Some(3), "{}", stdout(&out));
     assert!(
         stdout(&out).contains("    scope: README.md: added outside scope"),

@@ -42,15 +42,8 @@ pub struct Args {
     /// Suffix for the review file (parallel invocations): <role>-TAG-latest.md.
     #[arg(long, value_name = "TAG")]
     review_tag: Option<String>,
-    /// The runner: claude, codex, opencode, gemini, exec or replay.
-    #[arg(long, value_name = "NAME")]
-    runner: Option<String>,
-    /// exec: the command to run; placeholders {prompt_file} {output} {role} {cwd} {model} {project}.
-    #[arg(long, value_name = "CMD")]
-    agent_cmd: Option<String>,
-    /// replay: the YAML script.
-    #[arg(long, value_name = "FILE")]
-    script: Option<PathBuf>,
+    #[command(flatten)]
+    runner: super::RunnerArgs,
     /// Project root (the agent works here).
     #[arg(long, value_name = "DIR", default_value = ".")]
     project: PathBuf,
@@ -85,9 +78,9 @@ pub fn run(args: Args) -> ExitCode {
         role: args.role,
         task: args.task,
         review_tag: args.review_tag,
-        runner: args.runner,
-        agent_cmd: args.agent_cmd,
-        script: args.script,
+        runner: args.runner.runner,
+        agent_cmd: args.runner.agent_cmd,
+        script: args.runner.script,
         timeout: args.timeout.map(Duration::from_secs),
         model: args.model,
         interactive: args.interactive,

@@ -34,15 +34,9 @@ pub struct Args {
     /// next run starts a new log; nothing is deleted.
     #[arg(long)]
     set_aside_log: bool,
-    /// Check this runner, as `factory run --runner NAME` would use it.
-    #[arg(long, value_name = "NAME")]
-    runner: Option<String>,
-    /// exec: the command, as `factory run --agent-cmd CMD` would run it.
-    #[arg(long, value_name = "CMD")]
-    agent_cmd: Option<String>,
-    /// replay: the script, as `factory run --script FILE` would use it.
-    #[arg(long, value_name = "FILE")]
-    script: Option<PathBuf>,
+    /// The runner flags `factory run` will get, checked as it will check them.
+    #[command(flatten)]
+    runner: super::RunnerArgs,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -65,9 +59,9 @@ pub fn run(args: Args) -> ExitCode {
         }
     }
     let settings = factory_runtime::exec::checkpoint::RunSettings {
-        runner: args.runner,
-        agent_cmd: args.agent_cmd,
-        script: args.script,
+        runner: args.runner.runner,
+        agent_cmd: args.runner.agent_cmd,
+        script: args.runner.script,
         ..Default::default()
     };
     let findings = doctor::diagnose(&args.path, &settings);

@@ -149,3 +149,18 @@ pub fn install_report_handler() {
         );
     }));
 }
+
+/// How the agent runner is picked: the same three flags on every command that runs one
+/// or checks one (`run`, `agent`, `doctor`).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct RunnerArgs {
+    /// The agent runner: claude, codex, opencode, gemini, exec or replay.
+    #[arg(long, value_name = "NAME")]
+    pub runner: Option<String>,
+    /// exec: the agent command; placeholders {prompt_file} {output} {role} {cwd} {model} {project}.
+    #[arg(long, value_name = "CMD")]
+    pub agent_cmd: Option<String>,
+    /// replay: the YAML script.
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<std::path::PathBuf>,
+}

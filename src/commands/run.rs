@@ -44,15 +44,8 @@ pub struct Args {
     /// The workflow to run when the file declares several.
     #[arg(long, value_name = "NAME")]
     workflow_name: Option<String>,
-    /// The agent runner: claude, codex, opencode, gemini, exec or replay.
-    #[arg(long, value_name = "NAME")]
-    runner: Option<String>,
-    /// exec: the agent command (placeholders {prompt_file} {output} {role} {cwd} {model}).
-    #[arg(long, value_name = "CMD")]
-    agent_cmd: Option<String>,
-    /// replay: the YAML script.
-    #[arg(long, value_name = "FILE")]
-    script: Option<PathBuf>,
+    #[command(flatten)]
+    runner: super::RunnerArgs,
     /// The goal of this run (default: factory.md's goal).
     #[arg(long, value_name = "TEXT")]
     goal: Option<String>,
@@ -108,9 +101,12 @@ pub fn run(args: Args) -> ExitCode {
         }
     };
     let settings = RunSettings {
-        runner: args.runner,
-        agent_cmd: args.agent_cmd,
-        script: args.script.map(|s| std::path::absolute(&s).unwrap_or(s)),
+        runner: args.runner.runner,
+        agent_cmd: args.runner.agent_cmd,
+        script: args
+            .runner
+            .script
+            .map(|s| std::path::absolute(&s).unwrap_or(s)),
         auto_approve: args.auto_approve,
         goal: args.goal,
     };

@@ -163,6 +163,20 @@ impl Project {
     }
 }
 
+/// A replay builder step for the demo that commits a file outside factory.md's scope
+/// and reports it as fine: only the guards can catch it.
+pub const OUTSIDE_SCOPE_BUILDER: &str = r##"    - write:
+        README.md: "# demo\n"
+      run:
+        - git add -A
+        - git -c user.name=t -c user.email=t@t commit -qm "Add a README"
+      print: |
+        ## Commits
+        - Add a README: documents the crate for new readers. The file is outside src/, which the factory.md scope allows; the precheck must notice from git, not from this report, which claims all is well.
+          It goes on at length, as reports do, so the builder's own size check passes and
+          only the guards can catch it.
+"##;
+
 /// The demo's script with the given agents' blocks replaced (`(key, yaml list)`).
 pub fn script(overrides: &[(&str, &str)]) -> String {
     script_from(&Path::new(DEMO).join("replay.yaml"), overrides)
