@@ -406,4 +406,58 @@ fn a_step_run_by_hand_reads_and_writes_what_its_node_declares() {
     let evidence =
         fs::read_to_string(p.path().join(".factory/experiments/001/evidence.jsonl")).unwrap();
     assert!(evidence.contains("\"visit\":2"), "{evidence}");
+
+    // A checkpoint by hand: its verdict file is the project's, in full, as a gate's
+    // agent is told it; one written relative to the worktree is not it, and the error
+    // says where it was expected.
+    let verdict = p.path().join(".factory/reviews/ceo-verdict-build.md");
+    let gate = |cmd: &str| {
+        p.factory(&[
+            "agent",
+            "ceo",
+            "--exp",
+            "1",
+            "--node",
+            "experiment.trial.review",
+            "--verdict",
+            ".factory/reviews/ceo-verdict-build.md",
+            "--task",
+            "Review checkpoint experiment.trial.review: Is it good?",
+            "--runner",
+            "exec",
+            "--agent-cmd",
+            cmd,
+        ])
+    };
+    let misplaced = gate(
+        "mkdir -p .factory/reviews && printf '## Verdict\\nPROCEED\\n' > .factory/reviews/ceo-verdict-build.md",
+    );
+    assert_eq!(
+        misplaced.status.code(),
+        Some(1),
+        "{}",
+        support::output(&misplaced)
+    );
+    let said = support::output(&misplaced).replace('\n', " ");
+    assert!(said.contains("without writing"), "{said}");
+    assert!(!verdict.exists());
+    let placed = gate(&format!(
+        "cp {{prompt_file}} {}; printf '## Verdict\\nPROCEED\\n' > \"$FACTORY_VERDICT_FILE\"",
+        prompt_copy.display()
+    ));
+    assert!(placed.status.success(), "{}", support::output(&placed));
+    assert!(fs::read_to_string(&verdict).unwrap().contains("PROCEED"));
+    let prompt = fs::read_to_string(&prompt_copy).unwrap();
+    assert!(
+        prompt.contains(&format!("## Verdict file"))
+            && prompt.contains(&verdict.display().to_string()),
+        "{prompt}"
+    );
+    let evidence =
+        fs::read_to_string(p.path().join(".factory/experiments/001/evidence.jsonl")).unwrap();
+    assert!(
+        evidence.contains("\"node\":\"experiment.trial.review\"")
+            && evidence.contains("ceo-verdict-build.md"),
+        "{evidence}"
+    );
 }

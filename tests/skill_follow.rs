@@ -346,7 +346,8 @@ impl<'a> Follower<'a> {
 }
 
 /// The demo's agents, keyed by role as `factory agent` looks them up: the researcher
-/// serves both research steps, and the CEO writes PROCEED wherever its task says.
+/// serves both research steps, and the CEO says PROCEED in whichever verdict file its
+/// step names.
 fn agents_script(file: &str) -> String {
     let demo = Path::new(DEMO).join(file);
     let explorer = fs::read_to_string(&demo).unwrap();
@@ -363,9 +364,9 @@ fn agents_script(file: &str) -> String {
         .unwrap()
         .to_string();
     let researcher = format!("    - write:\n{graph_context}{research}      print: done\n");
-    let ceo = r#"    - run:
-        - |
-          v=$(printf '%s' "$FACTORY_TASK" | sed -n 's/.*Write your verdict to \([^:]*\): PROCEED.*/\1/p'); test -n "$v"; printf '# Verdict\n\n## Verdict\nPROCEED\n\n## Rationale\nScripted.\n' > "$FACTORY_PROJECT/$v"
+    // Each checkpoint's step passes its verdict file (`--verdict`): a verdict goes there.
+    let ceo = r#"    - verdict: proceed
+      rationale: Scripted.
       print: proceed
 "#;
     script_from(&demo, &[("researcher", &researcher), ("ceo", ceo)])

@@ -287,13 +287,11 @@ fn steps_follow_the_graph_and_say_where_each_verdict_leads() {
     pos("--task \"Explain why \\`keep\\` failed: \\\"{{verdict}}\\\".\"");
     // Gates: evaluator, verdicts, targets and bounds.
     pos(
-        "factory agent ceo --node approve --writes .factory/reviews/plan-verdict.md --task \"Review checkpoint approve: Is the plan one phase, scoped and testable? Read .factory/strategy/current.md. Write your verdict to .factory/reviews/plan-verdict.md: PROCEED, RELOOP or HALT under \\`## Verdict\\`, then \\`## Rationale\\`, \\`## Issues found\\` and \\`## Instructions for next step\\`.\"",
+        "factory agent ceo --node approve --reads .factory/strategy/current.md --verdict .factory/reviews/plan-verdict.md --task \"Review checkpoint approve: Is the plan one phase, scoped and testable?\"",
     );
     pos("Check afterwards that `.factory/reviews/plan-verdict.md` contains `## Verdict`.");
     // Without its own `writes`, an agent gate's verdict goes to the role's verdict file.
-    pos(
-        "Write your verdict to .factory/reviews/ceo-verdict-tries.qa.verdict.md: PROCEED, RELOOP or HALT",
-    );
+    pos("--verdict .factory/reviews/ceo-verdict-tries.qa.verdict.md --task");
     pos(
         "- **reloop** → go back to step 6 (`strategist`), at most 2 times; after that, treat a reloop verdict as halt.",
     );

@@ -70,6 +70,10 @@ pub struct Args {
     /// experiment's evidence with --exp; one left unwritten exits 1.
     #[arg(long = "writes", value_name = "PATH")]
     writes: Vec<String>,
+    /// A review checkpoint's verdict file, as a gate's agent is told it (`## Verdict
+    /// file`); required and kept like a --writes file.
+    #[arg(long, value_name = "PATH")]
+    verdict: Option<String>,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -88,6 +92,7 @@ pub fn run(args: Args) -> ExitCode {
         node: args.node,
         reads: args.reads,
         writes: args.writes,
+        verdict: args.verdict,
     };
     let print = |line: &str| {
         let mut out = std::io::stdout().lock();

@@ -304,6 +304,9 @@ pub struct RoleRun {
     /// Files the agent must write: listed in its prompt, given to its runner, kept
     /// in the experiment's evidence; one left unwritten fails the run.
     pub writes: Vec<String>,
+    /// A review checkpoint's verdict file: the prompt's `## Verdict file`, as a gate's
+    /// agent gets it; kept in the evidence and required like a write.
+    pub verdict: Option<String>,
 }
 
 /// How a [`run_role`] ended.
@@ -373,12 +376,16 @@ pub fn run_role(
         overlay: None,
     };
     let reads: Vec<PathBuf> = run.reads.iter().map(|r| roots.resolve(r)).collect();
-    let writes: Vec<(String, PathBuf)> = run
+    let mut writes: Vec<(String, PathBuf)> = run
         .writes
         .iter()
         .map(|w| (w.clone(), roots.resolve_write(w)))
         .collect();
     let outputs: Vec<PathBuf> = writes.iter().map(|(_, p)| p.clone()).collect();
+    let verdict_file = run.verdict.as_ref().map(|v| roots.resolve_write(v));
+    if let (Some(v), Some(path)) = (&run.verdict, &verdict_file) {
+        writes.push((v.clone(), path.clone()));
+    }
     let visit = run
         .exp
         .zip(run.node.as_deref())
@@ -399,12 +406,13 @@ pub fn run_role(
     );
     let req = AgentRequest {
         role: run.role.clone(),
-        prompt: compose_prompt(&resolved, &task, &outputs, None),
+        prompt: compose_prompt(&resolved, &task, &outputs, verdict_file.as_deref()),
         task,
         cwd,
         env,
         project: project.clone(),
         outputs,
+        verdict_file: verdict_file.clone(),
         timeout,
         model,
         node: run.node.clone(),
@@ -451,15 +459,20 @@ pub fn run_role(
             );
         }
     }
-    if !result.missing_outputs.is_empty() {
+    // Where each file was expected, in full: an agent that wrote a relative path
+    // in its own working directory sees where it should have gone.
+    let mut missing: Vec<String> = result
+        .missing_outputs
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    if let Some(v) = verdict_file.filter(|v| !v.is_file()) {
+        missing.push(v.display().to_string());
+    }
+    if !missing.is_empty() {
         return Err(AgentError::MissingOutputs {
             role: run.role.clone(),
-            missing: result
-                .missing_outputs
-                .iter()
-                .map(|p| p.strip_prefix(&project).unwrap_or(p).display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
+            missing: missing.join(", "),
         });
     }
     Ok(RoleOutcome::Headless(Box::new(result)))

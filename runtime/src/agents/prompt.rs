@@ -352,7 +352,7 @@ pub fn whereabouts(w: &Whereabouts<'_>) -> String {
     }
     let dir = crate::project::layout::FactoryPaths::new(w.project).experiment_dir(id);
     s.push_str(&format!(
-        "- Its records: {} (`hypothesis.md`; `precheck.json` once measured; `verdict.json` once finalized; `evidence.jsonl` lists every report and verdict it produced, copies in `evidence/`)\n",
+        "- Its records: {} (`hypothesis.md`; `precheck.json` and `precheck_eval.json` once measured; `verdict.json` once finalized; `evidence.jsonl` lists every report and verdict it produced, copies in `evidence/`)\n",
         dir.display()
     ));
     s

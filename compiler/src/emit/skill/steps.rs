@@ -375,25 +375,22 @@ fn gate(cx: &Context<'_>, node: &Node, step: &mut StepView) {
             let role = conventions::gate_role(node).to_string();
             // The gate's own verdict file when it declares one, so the checks agree.
             let verdict = conventions::verdict_file(node).unwrap_or_default();
+            // The task the executor gives a gate's agent; what to read and where the
+            // verdict goes are flags, resolved to full paths in the agent's prompt.
             let mut task = format!("Review checkpoint {}: {question}", node.id);
-            if !a.reads.is_empty() {
-                let reads: Vec<&str> = a.reads.iter().map(|r| r.path.as_str()).collect();
-                task.push_str(&format!(" Read {}.", reads.join(", ")));
-            }
             if let Some(t) = &a.task {
                 task.push_str(&format!(" {}", one_line(t)));
             }
-            task.push_str(&format!(
-                " Write your verdict to {verdict}: PROCEED, RELOOP or HALT under `## Verdict`, then `## Rationale`, `## Issues found` and `## Instructions for next step`."
-            ));
+            let reads: Vec<&str> = a.reads.iter().map(|r| r.path.as_str()).collect();
             step.intro
                 .push(format!("The {} agent answers this question:", code(&role)));
             step.intro.push(format!("> {question}"));
             step.command = Some(format!(
-                "factory agent {role}{} --node {}{} --task {}",
+                "factory agent {role}{} --node {}{} --verdict {} --task {}",
                 cx.exp_flag(&node.id),
                 node.id,
-                artifact_flags(&[], &[verdict.as_str()]),
+                artifact_flags(&reads, &[]),
+                path_arg(&verdict),
                 shell_quote(&task)
             ));
             step.details.push(format!(
@@ -593,18 +590,20 @@ fn next(cx: &Context<'_>, node: &Node, step: &mut StepView) {
 /// agent's prompt and keeps in the experiment's evidence, so a step run by hand does
 /// the same.
 fn artifact_flags(reads: &[&str], writes: &[&str]) -> String {
-    let arg = |p: &str| {
-        let plain = p
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._/-{}".contains(c));
-        if plain { p.to_string() } else { shell_quote(p) }
-    };
     let mut out = String::new();
     for r in reads {
-        out.push_str(&format!(" --reads {}", arg(r)));
+        out.push_str(&format!(" --reads {}", path_arg(r)));
     }
     for w in writes {
-        out.push_str(&format!(" --writes {}", arg(w)));
+        out.push_str(&format!(" --writes {}", path_arg(w)));
     }
     out
+}
+
+/// A path as a shell word: bare when it is plain, quoted otherwise.
+fn path_arg(p: &str) -> String {
+    let plain = p
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "._/-{}".contains(c));
+    if plain { p.to_string() } else { shell_quote(p) }
 }
