@@ -417,7 +417,6 @@ pub fn run_role(
         model,
         node: run.node.clone(),
         visit,
-        ..AgentRequest::default()
     };
     // Asked-for capabilities are checked before anything runs: a setup mistake, not a
     // failed agent.
