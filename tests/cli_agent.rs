@@ -449,8 +449,7 @@ fn a_step_run_by_hand_reads_and_writes_what_its_node_declares() {
     assert!(fs::read_to_string(&verdict).unwrap().contains("PROCEED"));
     let prompt = fs::read_to_string(&prompt_copy).unwrap();
     assert!(
-        prompt.contains(&format!("## Verdict file"))
-            && prompt.contains(&verdict.display().to_string()),
+        prompt.contains("## Verdict file") && prompt.contains(&verdict.display().to_string()),
         "{prompt}"
     );
     let evidence =
