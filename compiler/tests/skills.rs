@@ -315,7 +315,8 @@ fn steps_follow_the_graph_and_say_where_each_verdict_leads() {
     pos("Wait for every worktree of step 8 (`tries`) to finish");
     pos("factory precheck {{project_path}} --exp <id> --json   # for each open branch");
     let archivist = &md[pos("### Step 18: `archivist`")..];
-    assert!(archivist.contains("**Does not block:** start it and continue"));
+    // The last step before the end: nothing waits for it, but the workflow does.
+    assert!(archivist.contains("**Runs in the background:** start it; nothing else waits for it"));
     // Failure paths and docs.
     pos("If it fails (a non-zero exit, a failed check or a timeout): go to step 16 (`fixer`).");
     pos("Turns the research into one testable plan.");

@@ -331,12 +331,16 @@ pub(super) fn build(cx: &Context<'_>, node: &Node) -> StepView {
         );
     }
     if a.is_async {
-        step.intro.insert(
-            0,
+        // The run ends only once an async node has finished too.
+        let last = cx.edges_from(&node.id).iter().all(|e| e.to == END);
+        let said = if last {
+            "**Runs in the background:** start it; nothing else waits for it, but the \
+             workflow is finished only when it has, so do its checks once it has."
+        } else {
             "**Does not block:** start it and continue with the next step at once; do not \
              wait for it to finish."
-                .to_string(),
-        );
+        };
+        step.intro.insert(0, said.to_string());
     }
     details(node, &mut step);
     next(cx, node, &mut step);
