@@ -93,9 +93,8 @@ pub fn run(args: Args) -> ExitCode {
             "target_branch": ws.map(|w| w.target_branch.clone()),
             "verdict": started.info.verdict.map(|v| v.as_str()),
         });
-        match serde_json::to_string_pretty(&value) {
-            Ok(j) => println!("{j}"),
-            Err(e) => return report(miette::miette!("cannot encode the result: {e}"), USAGE),
+        if let Err(code) = super::print_json(&value) {
+            return code;
         }
     } else {
         if let Some(w) = ws {

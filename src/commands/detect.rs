@@ -49,9 +49,8 @@ pub fn run(args: Args) -> ExitCode {
     };
     let detection = detect::detect(&args.path, &options);
     if args.json {
-        match serde_json::to_string_pretty(&detection) {
-            Ok(json) => println!("{json}"),
-            Err(err) => return report(miette::miette!("cannot encode the result: {err}"), USAGE),
+        if let Err(code) = super::print_json(&detection) {
+            return code;
         }
     } else {
         println!("{}", detection.state);

@@ -135,9 +135,8 @@ pub fn run(args: Args) -> ExitCode {
                 },
             );
         }
-        match serde_json::to_string_pretty(&value) {
-            Ok(j) => println!("{j}"),
-            Err(e) => return report(miette::miette!("cannot encode the profile: {e}"), USAGE),
+        if let Err(code) = super::print_json(&value) {
+            return code;
         }
     } else {
         print_summary(&profile, &discovery::profile::profile_path(&args.path));

@@ -66,9 +66,8 @@ pub fn run(args: Args) -> ExitCode {
     };
     let findings = doctor::diagnose(&args.path, &settings);
     if args.json {
-        match serde_json::to_string_pretty(&findings) {
-            Ok(j) => println!("{j}"),
-            Err(e) => return report(miette::miette!("cannot encode the findings: {e}"), USAGE),
+        if let Err(code) = super::print_json(&findings) {
+            return code;
         }
     } else {
         print!("{}", doctor::render(&findings));

@@ -123,9 +123,8 @@ pub fn run(args: Args) -> ExitCode {
             .project
             .canonicalize()
             .unwrap_or(result.project.clone());
-        match serde_json::to_string_pretty(&result) {
-            Ok(j) => println!("{j}"),
-            Err(e) => return report(miette::miette!("cannot encode the result: {e}"), USAGE),
+        if let Err(code) = super::print_json(&result) {
+            return code;
         }
     } else {
         print!("{}", result.render_table());

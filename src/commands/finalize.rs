@@ -146,11 +146,8 @@ pub fn run(args: Args) -> ExitCode {
         _ => {}
     }
     if args.json {
-        match serde_json::to_string_pretty(&done.record) {
-            Ok(j) => println!("{j}"),
-            Err(e) => {
-                return report(miette::miette!("cannot encode the record: {e}"), USAGE);
-            }
+        if let Err(code) = super::print_json(&done.record) {
+            return code;
         }
     } else {
         let record = &done.record;

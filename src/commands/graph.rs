@@ -159,13 +159,7 @@ fn fail(err: GraphError) -> ExitCode {
 }
 
 fn print_json(value: &impl serde::Serialize) -> ExitCode {
-    match serde_json::to_string_pretty(value) {
-        Ok(j) => {
-            println!("{j}");
-            ExitCode::from(OK)
-        }
-        Err(e) => report(miette::miette!("cannot encode the output: {e}"), USAGE),
-    }
+    super::print_json(value).map_or_else(|code| code, |()| ExitCode::from(OK))
 }
 
 fn load(project: &Path) -> Result<CodeGraph, ExitCode> {

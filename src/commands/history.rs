@@ -92,9 +92,8 @@ fn show(path: PathBuf, json: bool) -> ExitCode {
             .collect();
         let value =
             serde_json::json!({"records": history.records, "pending": pending, "evidence": kept});
-        match serde_json::to_string_pretty(&value) {
-            Ok(j) => println!("{j}"),
-            Err(e) => return report(miette::miette!("cannot encode the history: {e}"), USAGE),
+        if let Err(code) = super::print_json(&value) {
+            return code;
         }
     } else {
         print!(
@@ -111,9 +110,8 @@ fn forget(id: u32, path: PathBuf, json: bool) -> ExitCode {
         Err(err) => return report(err, USAGE),
     };
     if json {
-        match serde_json::to_string_pretty(&forgot.record) {
-            Ok(j) => println!("{j}"),
-            Err(e) => return report(miette::miette!("cannot encode the record: {e}"), USAGE),
+        if let Err(code) = super::print_json(&forgot.record) {
+            return code;
         }
     } else {
         print!("{}", forgot.render());

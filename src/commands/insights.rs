@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use factory_runtime::insights::{gather, project_list, render};
 use factory_runtime::project::registry::user_home;
 
-use super::{OK, USAGE, report};
+use super::OK;
 
 #[derive(clap::Args)]
 #[command(after_help = "\
@@ -37,13 +37,7 @@ pub fn run(args: Args) -> ExitCode {
     }
     let insights = gather(&project_list(&args.projects, user_home().as_deref()));
     if args.json {
-        return match serde_json::to_string_pretty(&insights) {
-            Ok(j) => {
-                println!("{j}");
-                ExitCode::from(OK)
-            }
-            Err(e) => report(miette::miette!("cannot encode the insights: {e}"), USAGE),
-        };
+        return super::print_json(&insights).map_or_else(|code| code, |()| ExitCode::from(OK));
     }
     print!("{}", render(&insights));
     ExitCode::from(OK)

@@ -164,3 +164,18 @@ pub struct RunnerArgs {
     #[arg(long, value_name = "FILE")]
     pub script: Option<std::path::PathBuf>,
 }
+
+/// Prints `value` as pretty JSON on stdout, the one `--json` output of every command;
+/// a value that cannot be encoded is reported, with the usage exit code.
+pub fn print_json(value: &impl serde::Serialize) -> Result<(), ExitCode> {
+    match serde_json::to_string_pretty(value) {
+        Ok(j) => {
+            println!("{j}");
+            Ok(())
+        }
+        Err(e) => Err(report(
+            miette::miette!("cannot encode the output as JSON: {e}"),
+            USAGE,
+        )),
+    }
+}

@@ -123,9 +123,8 @@ pub fn run(args: Args) -> ExitCode {
         if let (Some(commit), Some(obj)) = (commit, value.as_object_mut()) {
             obj.insert("commit".into(), commit.into());
         }
-        match serde_json::to_string_pretty(&value) {
-            Ok(j) => println!("{j}"),
-            Err(e) => return report(miette::miette!("cannot encode the result: {e}"), USAGE),
+        if let Err(code) = super::print_json(&value) {
+            return code;
         }
     } else {
         print!("{}", result.render());

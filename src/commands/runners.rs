@@ -47,13 +47,7 @@ pub fn run(args: Args) -> ExitCode {
     }
     let all = status::survey();
     if args.json {
-        return match serde_json::to_string_pretty(&all) {
-            Ok(j) => {
-                println!("{j}");
-                ExitCode::from(OK)
-            }
-            Err(e) => report(miette::miette!("cannot encode the runners: {e}"), USAGE),
-        };
+        return super::print_json(&all).map_or_else(|code| code, |()| ExitCode::from(OK));
     }
     for r in &all {
         let (found, at) = match &r.path {

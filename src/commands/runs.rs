@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use factory_runtime::exec::checkpoint::list_runs;
 use factory_runtime::exec::parallel::record::records_of_run;
 
-use super::{OK, USAGE, report};
+use super::OK;
 
 #[derive(clap::Args)]
 #[command(after_help = "\
@@ -31,13 +31,7 @@ pub fn run(args: Args) -> ExitCode {
     }
     let runs = list_runs(&args.path);
     if args.json {
-        return match serde_json::to_string_pretty(&runs) {
-            Ok(j) => {
-                println!("{j}");
-                ExitCode::from(OK)
-            }
-            Err(e) => report(miette::miette!("cannot encode the runs: {e}"), USAGE),
-        };
+        return super::print_json(&runs).map_or_else(|code| code, |()| ExitCode::from(OK));
     }
     if runs.is_empty() {
         println!("no runs yet; start one with `factory run MODE`");

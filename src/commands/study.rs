@@ -32,9 +32,8 @@ pub fn run(args: Args) -> ExitCode {
     match study::study(&args.path) {
         Ok(done) => {
             if args.json {
-                match serde_json::to_string_pretty(&done) {
-                    Ok(j) => println!("{j}"),
-                    Err(e) => return report(miette::miette!("cannot encode: {e}"), USAGE),
+                if let Err(code) = super::print_json(&done) {
+                    return code;
                 }
             } else {
                 println!(

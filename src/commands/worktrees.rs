@@ -64,9 +64,8 @@ fn list(path: PathBuf, json: bool) -> ExitCode {
         Err(e) => return report(e, USAGE),
     };
     if json {
-        match serde_json::to_string_pretty(&entries) {
-            Ok(j) => println!("{j}"),
-            Err(e) => return report(miette::miette!("cannot encode the list: {e}"), USAGE),
+        if let Err(code) = super::print_json(&entries) {
+            return code;
         }
     } else {
         print!("{}", inventory::render(&path, &entries));
