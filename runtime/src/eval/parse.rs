@@ -4,6 +4,7 @@
 
 use std::sync::LazyLock;
 
+use crate::sys::pattern::re;
 use regex::Regex;
 
 /// How many tests ran and how many failed.
@@ -17,11 +18,6 @@ impl TestCounts {
     pub fn total(&self) -> u64 {
         self.passed + self.failed
     }
-}
-
-fn re(pattern: &str) -> Regex {
-    // The patterns are literals in this file; a bad one is a bug caught by the tests below.
-    Regex::new(pattern).unwrap_or_else(|e| panic!("invalid built-in regex {pattern}: {e}"))
 }
 
 static CARGO: LazyLock<Regex> =

@@ -30,15 +30,12 @@ use regex::Regex;
 use serde::Serialize;
 
 use super::changes::{Change, ChangeKind};
+use crate::sys::pattern::re;
 use crate::worktrees::scratch::{write_commit, write_commit_with};
 use attribution::{AttributionRuns, Declared, EditedExpectation, Flaky, attribute};
 use locate::{Locator, locate};
 use runners::{Outcome, Runner, TestRun, Tools};
 use static_checks::static_findings;
-
-fn re(pattern: &str) -> Regex {
-    Regex::new(pattern).unwrap_or_else(|e| panic!("invalid built-in regex {pattern}: {e}"))
-}
 
 /// Test functions in Rust (`#[test]`, `#[tokio::test]`), Python, Go and JS/TS.
 static TEST_FN: LazyLock<Regex> = LazyLock::new(|| {

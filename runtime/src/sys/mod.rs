@@ -5,6 +5,7 @@ pub mod async_process;
 pub mod clock;
 pub mod death_watch;
 pub mod files;
+pub mod pattern;
 pub mod process;
 pub mod progress;
 pub mod redact;

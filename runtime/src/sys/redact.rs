@@ -10,14 +10,11 @@
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
+use crate::sys::pattern::re;
 use regex::{Captures, Regex};
 
 /// What a redacted secret is replaced with.
 pub const MASK: &str = "[REDACTED]";
-
-fn re(pattern: &str) -> Regex {
-    Regex::new(pattern).unwrap_or_else(|e| panic!("invalid built-in regex {pattern}: {e}"))
-}
 
 /// Known key shapes, replaced whole.
 static SHAPES: LazyLock<Regex> = LazyLock::new(|| {

@@ -4,6 +4,7 @@
 
 use std::sync::LazyLock;
 
+use crate::sys::pattern::re;
 use regex::Regex;
 use serde::Serialize;
 
@@ -51,10 +52,6 @@ pub enum SpecClass {
     Executable { command: String },
     /// Needs judgement (an LLM or a person).
     Judgmental,
-}
-
-fn re(pattern: &str) -> Regex {
-    Regex::new(pattern).unwrap_or_else(|e| panic!("invalid built-in regex {pattern}: {e}"))
 }
 
 static BACKTICKS: LazyLock<Regex> = LazyLock::new(|| re(r"`([^`]+)`"));

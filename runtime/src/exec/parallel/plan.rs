@@ -9,11 +9,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
+use crate::sys::pattern::re;
 use regex::Regex;
-
-fn re(pattern: &str) -> Regex {
-    Regex::new(pattern).unwrap_or_else(|e| panic!("invalid built-in regex {pattern}: {e}"))
-}
 
 /// `## Hypothesis 3`, `### Hypothesis 2: Cache the parse`, `## hypothesis #4 — title`.
 static HEADING: LazyLock<Regex> = LazyLock::new(|| {

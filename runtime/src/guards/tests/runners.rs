@@ -11,11 +11,8 @@ use serde::{Deserialize, Serialize};
 
 pub use super::js::JsFramework;
 pub use crate::eval::discovery::test_files::{files_under, pytest_needed, skipped_dir};
+use crate::sys::pattern::re;
 use crate::sys::process::{Output, run_program, run_shell, which};
-
-fn re(pattern: &str) -> Regex {
-    Regex::new(pattern).unwrap_or_else(|e| panic!("invalid built-in regex {pattern}: {e}"))
-}
 
 /// A test runner factory knows how to list and run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

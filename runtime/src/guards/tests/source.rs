@@ -8,10 +8,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::runners::Runner;
-
-fn re(pattern: &str) -> Regex {
-    Regex::new(pattern).unwrap_or_else(|e| panic!("invalid built-in regex {pattern}: {e}"))
-}
+use crate::sys::pattern::re;
 
 /// One function (or JS `test('name', ...)` block) in a source file.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,11 +8,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::sys::pattern::re;
 use crate::sys::process::Output;
-
-fn re(pattern: &str) -> Regex {
-    Regex::new(pattern).unwrap_or_else(|e| panic!("invalid built-in regex {pattern}: {e}"))
-}
 
 static PY_MISSING: LazyLock<Regex> =
     LazyLock::new(|| re(r"No module named '?([A-Za-z_][A-Za-z0-9_.]*)'?"));
