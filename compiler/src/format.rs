@@ -113,11 +113,6 @@ fn format_keeping(text: &str, skipped: &[std::ops::Range<usize>]) -> String {
     out
 }
 
-/// True when `text` is already formatted.
-pub fn is_formatted(text: &str) -> bool {
-    format(text) == text
-}
-
 fn write_line(out: &mut String, tokens: &[Token<'_>]) {
     let mut prev: Option<Token<'_>> = None;
     for &t in tokens {

@@ -91,11 +91,6 @@ impl Default for DetectOptions {
     }
 }
 
-/// Classifies `path` with default options.
-pub fn detect_state(path: &Path) -> ProjectState {
-    detect(path, &DetectOptions::default()).state
-}
-
 /// Classifies `path` and says why.
 pub fn detect(path: &Path, options: &DetectOptions) -> Detection {
     let done = |state, reason: &str, gh: Option<&str>| Detection {
