@@ -206,7 +206,9 @@ fn compile_refuses_a_workflow_with_errors_and_emits_nothing() {
         .assert()
         .code(1)
         .stdout("")
-        .stderr(predicate::str::contains("nothing was emitted"));
+        .stderr(predicate::str::contains(
+            "has 1 error(s); nothing was compiled",
+        ));
 }
 
 #[test]

@@ -127,7 +127,11 @@ fn a_broken_workflow_is_refused_with_its_diagnostics() {
         "the diagnostic code is shown: {}",
         text(&out)
     );
-    assert!(text(&out).contains("nothing was run"), "{}", text(&out));
+    assert!(
+        text(&out).contains("nothing was compiled, run or written"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[test]

@@ -156,12 +156,71 @@ impl Sources {
     }
 }
 
-/// Why a file did not compile: its diagnostics (errors among them), or a missing workflow.
+/// Why a file did not compile: its diagnostics (errors among them), or a missing
+/// workflow. One wording everywhere: front ends print [`CompileError::located`], then
+/// the error itself (a miette diagnostic with its code and fix).
 #[derive(Debug)]
 pub enum CompileError {
     Io(std::io::Error),
     Invalid(Vec<Located>),
     NoWorkflow(String),
+}
+
+impl CompileError {
+    /// The findings to show before the error (each with its place and fix).
+    pub fn located(&self) -> &[Located] {
+        match self {
+            CompileError::Invalid(diags) => diags,
+            _ => &[],
+        }
+    }
+}
+
+impl std::fmt::Display for CompileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CompileError::Io(e) => write!(f, "{e}"),
+            CompileError::Invalid(diags) => {
+                let errors: Vec<&Located> =
+                    diags.iter().filter(|l| l.diagnostic.is_error()).collect();
+                let file = errors
+                    .first()
+                    .map_or("the workflow", |l| l.diagnostic.file.as_str());
+                write!(
+                    f,
+                    "{file} has {} error(s); nothing was compiled, run or written",
+                    errors.len()
+                )
+            }
+            CompileError::NoWorkflow(msg) => f.write_str(msg),
+        }
+    }
+}
+
+impl std::error::Error for CompileError {}
+
+impl miette::Diagnostic for CompileError {
+    fn code<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        Some(Box::new(match self {
+            CompileError::Io(_) => "factory::compile::unreadable",
+            CompileError::Invalid(_) => "factory::compile::invalid",
+            CompileError::NoWorkflow(_) => "factory::compile::no_workflow",
+        }))
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        Some(Box::new(match self {
+            CompileError::Io(_) => {
+                "name a mode (`factory modes` lists them) or an existing .fwf/.fwir file"
+            }
+            CompileError::Invalid(_) => {
+                "fix the findings above (`factory check FILE` lists the same ones)"
+            }
+            CompileError::NoWorkflow(_) => {
+                "name the workflow to use (`--workflow NAME`), or a file that declares one"
+            }
+        }))
+    }
 }
 
 /// A compiled workflow: its IR, the warnings it had, and where each node came from.

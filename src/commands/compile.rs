@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use factory_compiler::driver::{self, CompileError};
+use factory_compiler::driver;
 use factory_compiler::{emit, ir, skills};
 
 use super::{FAILED, OK, USAGE};
@@ -62,28 +62,7 @@ pub fn run(args: Args) -> ExitCode {
     let arg = args.file.to_string_lossy();
     let compiled = match driver::compile(&arg, &project, args.workflow.as_deref()) {
         Ok(done) => done,
-        Err(CompileError::Io(err)) => {
-            let err = miette::miette!(help = "check that the file exists and is readable", "{err}");
-            return super::report(err, USAGE);
-        }
-        Err(CompileError::Invalid(diags)) => {
-            for l in &diags {
-                eprintln!("{:?}", l.diagnostic.to_report(l.source.clone()));
-            }
-            let errors = diags.iter().filter(|l| l.diagnostic.is_error()).count();
-            eprintln!(
-                "{} has {errors} error(s); nothing was emitted",
-                args.file.display()
-            );
-            return ExitCode::from(FAILED);
-        }
-        Err(CompileError::NoWorkflow(msg)) => {
-            let err = miette::miette!(
-                help = "pass --workflow NAME, or compile a file that declares a `workflow`",
-                "{msg}"
-            );
-            return super::report(err, FAILED);
-        }
+        Err(e) => return super::compile_failed(e, FAILED),
     };
     for l in &compiled.warnings {
         eprintln!("{:?}", l.diagnostic.to_report(l.source.clone()));

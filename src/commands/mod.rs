@@ -94,30 +94,23 @@ pub fn compile_workflow(
     what: &str,
     project: &std::path::Path,
 ) -> Result<factory_compiler::ir::Ir, ExitCode> {
-    use factory_compiler::driver::{self, CompileError};
-    match driver::compile(what, project, None) {
-        Ok(compiled) => Ok(compiled.ir),
-        Err(CompileError::Invalid(diags)) => {
-            for l in &diags {
-                eprintln!("{:?}", l.diagnostic.to_report(l.source.clone()));
-            }
-            Err(report(
-                miette::miette!(
-                    help = format!("fix it first: `factory check {what}` lists the same findings"),
-                    "{what} is not a valid workflow"
-                ),
-                USAGE,
-            ))
-        }
-        Err(CompileError::Io(err)) => Err(report(
-            miette::miette!(help = "check that the file exists and is readable", "{err}"),
-            USAGE,
-        )),
-        Err(CompileError::NoWorkflow(msg)) => Err(report(
-            miette::miette!(help = "name a file that declares a `workflow`", "{msg}"),
-            USAGE,
-        )),
+    factory_compiler::driver::compile(what, project, None)
+        .map(|compiled| compiled.ir)
+        .map_err(|e| compile_failed(e, USAGE))
+}
+
+/// Reports a workflow that did not compile, the one way every command does: each
+/// finding with its place and fix, then the error. `invalid` is the exit code when
+/// the workflow has errors; an unreadable file or a missing workflow is a usage error.
+pub fn compile_failed(err: factory_compiler::driver::CompileError, invalid: u8) -> ExitCode {
+    for l in err.located() {
+        eprintln!("{:?}", l.diagnostic.to_report(l.source.clone()));
     }
+    let code = match err {
+        factory_compiler::driver::CompileError::Invalid(_) => invalid,
+        _ => USAGE,
+    };
+    report(err, code)
 }
 
 /// Prints an error as a miette report on stderr and returns the exit code for it.

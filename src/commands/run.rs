@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use factory_compiler::driver::{self, CompileError};
+use factory_compiler::driver;
 use factory_runtime::exec::{
     self, RunRequest,
     checkpoint::RunSettings,
@@ -42,7 +42,7 @@ pub struct Args {
     #[arg(long, value_name = "DIR", default_value = ".")]
     project: PathBuf,
     /// The workflow to run when the file declares several.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", alias = "workflow")]
     workflow_name: Option<String>,
     #[command(flatten)]
     runner: super::RunnerArgs,
@@ -76,29 +76,7 @@ pub fn run(args: Args) -> ExitCode {
     let project = std::path::absolute(&args.project).unwrap_or(args.project.clone());
     let compiled = match driver::compile(&args.workflow, &project, args.workflow_name.as_deref()) {
         Ok(c) => c,
-        Err(CompileError::Invalid(diags)) => {
-            for l in &diags {
-                eprintln!("{:?}", l.diagnostic.to_report(l.source.clone()));
-            }
-            eprintln!("{} has errors; nothing was run", args.workflow);
-            return ExitCode::from(FAILED);
-        }
-        Err(CompileError::Io(e)) => {
-            return report(
-                miette::miette!(
-                    help =
-                        "name a mode (`factory modes` lists them) or an existing .fwf/.fwir file",
-                    "{e}"
-                ),
-                USAGE,
-            );
-        }
-        Err(CompileError::NoWorkflow(msg)) => {
-            return report(
-                miette::miette!(help = "pass --workflow-name NAME", "{msg}"),
-                USAGE,
-            );
-        }
+        Err(e) => return super::compile_failed(e, FAILED),
     };
     let settings = RunSettings {
         runner: args.runner.runner,

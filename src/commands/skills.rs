@@ -4,7 +4,6 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use factory_compiler::driver::CompileError;
 use factory_compiler::skills::{self, Drift, SkillsError};
 use factory_runtime::sys::files::atomic_write;
 
@@ -158,17 +157,11 @@ fn generate(workflows: Option<&Path>, project: &Path) -> Result<Vec<skills::Gene
     match skills::generate(workflows, project) {
         Ok(g) => Ok(g),
         Err(SkillsError::Compile { failures }) => {
-            for (source, err) in &failures {
-                match err {
-                    CompileError::Invalid(diags) => {
-                        for l in diags {
-                            eprintln!("{:?}", l.diagnostic.to_report(l.source.clone()));
-                        }
-                        eprintln!("{source} has errors; no skill was written");
-                    }
-                    CompileError::Io(e) => eprintln!("{source}: {e}"),
-                    CompileError::NoWorkflow(msg) => eprintln!("{msg}"),
+            for (source, err) in failures.iter() {
+                for l in err.located() {
+                    eprintln!("{:?}", l.diagnostic.to_report(l.source.clone()));
                 }
+                eprintln!("{source}: {err}; no skill was written");
             }
             Err(super::report(
                 miette::miette!(
