@@ -2,7 +2,7 @@
 """Regenerate docs/modes.md from the built-in modes.
 
 Each section is the mode's `//!` doc (what it is for, when to pick it) and its graph as
-`factory compile MODE --emit mermaid` prints it. tests/docs_modes.rs fails when the page
+`factory compile MODE --emit mermaid` prints it. tests/e2e/docs_modes.rs fails when the page
 and the modes drift apart; run this script (after `cargo build`) to bring them back.
 
 Usage: scripts/gen-modes-doc.py [path/to/factory]

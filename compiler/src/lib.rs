@@ -1,6 +1,6 @@
 //! The `.fwf` workflow language: parser, salsa database, diagnostics, IR and emitters.
 //!
-//! Its rooms, each using only the rooms listed before it (`tests/layering.rs` checks
+//! Its rooms, each using only the rooms listed before it (`tests/e2e/layering.rs` checks
 //! this order; tests may use anything):
 //!
 //! - [`paths`]: lexical path normalisation, the one rule for when two spellings name

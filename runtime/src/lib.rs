@@ -1,5 +1,5 @@
 //! The factory runtime, in rooms. Each room uses only the rooms listed before it
-//! (`tests/layering.rs` checks this order; tests may use anything):
+//! (`tests/e2e/layering.rs` checks this order; tests may use anything):
 //!
 //! - [`sys`]: atomic writes, file locks, the clock, subprocesses whose timeout kills
 //!   the process group.

@@ -303,7 +303,7 @@ pub fn reads_section(paths: &[PathBuf]) -> String {
 
 /// The facts the role prompts promise an agent, as the task's last section: its node
 /// and visit, where it runs, and the experiment (id, branch, base, records) when there
-/// is one. `tests/experiment_evidence.rs` holds every prompt to it.
+/// is one. `tests/e2e/experiment_evidence.rs` holds every prompt to it.
 pub fn whereabouts(w: &Whereabouts<'_>) -> String {
     let mut s = String::from("\n\n## Where you are\n\n");
     match w.node {

@@ -1,0 +1,212 @@
+//! The keep gate on a JavaScript project whose tests are written for mocha (docs/gate.md,
+//! "Tests by identity"), through `factory precheck --exp N`: `## Setup` runs `npm ci`
+//! in each checkout (mocha from the registry, pinned by a committed package-lock.json),
+//! the test guard runs mocha from the checkout's own node_modules and compares tests by
+//! `file > describe > it`. An honest feature with its test is kept; a bug hidden by an
+//! edited expectation, a skip and a tautology are each reverted by name. Needs node and
+//! npm with the registry reachable (`.ci/run` installs them).
+
+
+use std::fs;
+use std::path::Path;
+use std::process::Output;
+
+use assert_cmd::Command;
+use factory_runtime::events::{self, Event};
+use factory_runtime::project::layout::FactoryPaths;
+use git2::Repository;
+use serde_json::Value;
+use crate::support::{commit_all, needs, text};
+
+const CALC: &str = "exports.add = (a, b) => a + b;\nexports.sub = (a, b) => a - b;\n";
+const TESTS: &str = "const assert = require('assert');\nconst calc = require('../calc');\n\ndescribe('calc', function () {\n  describe('add', function () {\n    it('adds', function () {\n      assert.strictEqual(calc.add(1, 2), 3);\n    });\n  });\n\n  describe('sub', function () {\n    it('subtracts', function () {\n      assert.strictEqual(calc.sub(5, 3), 2);\n    });\n  });\n});\n";
+const PACKAGE: &str = "{\n  \"name\": \"calc\",\n  \"version\": \"1.0.0\",\n  \"private\": true,\n  \"scripts\": { \"test\": \"mocha --reporter spec test/\" },\n  \"devDependencies\": { \"mocha\": \"10.8.2\" }\n}\n";
+const FACTORY_MD: &str = "# Calc\n\n## Goal\ncorrect arithmetic\n\n## Scope\n- calc.js\n- test/**\n\n## Setup\n- npm ci --no-audit --no-fund\n\n## Guards\n\n## Eval command\nfactory eval\n\n## Eval threshold\n0.0\n\n## Eval runs\n1\n\n## Constraints\n- none\n\n## Test timeout\n300\n";
+
+struct Project {
+    dir: tempfile::TempDir,
+    home: tempfile::TempDir,
+    tmp: tempfile::TempDir,
+}
+
+impl Project {
+    /// The calc project with a package-lock.json npm resolved for it, committed on main.
+    fn new() -> Self {
+        needs("node");
+        needs("npm");
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        repo.set_head("refs/heads/main").unwrap();
+        for (rel, body) in [
+            (".gitignore", ".factory/\nnode_modules/\n"),
+            ("package.json", PACKAGE),
+            ("calc.js", CALC),
+            ("test/calc.test.js", TESTS),
+            ("factory.md", FACTORY_MD),
+        ] {
+            write(dir.path(), rel, body);
+        }
+        let lock = std::process::Command::new("npm")
+            .args(["install", "--package-lock-only", "--no-audit", "--no-fund"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            lock.status.success(),
+            "npm could not resolve mocha (is the registry reachable?): {}",
+            text(&lock.stderr)
+        );
+        commit_all(&repo, "init");
+        Self {
+            dir,
+            home: tempfile::tempdir().unwrap(),
+            tmp: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn factory(&self, args: &[&str]) -> Output {
+        Command::cargo_bin("factory")
+            .expect("binary")
+            .current_dir(self.dir.path())
+            .env("FACTORY_HOME", self.home.path())
+            .env("TMPDIR", self.tmp.path())
+            .env("NPM_CONFIG_UPDATE_NOTIFIER", "false")
+            .env_remove("FACTORY_RUN_ID")
+            .env_remove("NODE_PATH")
+            .args(args)
+            .output()
+            .expect("factory runs")
+    }
+
+    /// Begins, commits `files` in the worktree, completes QA and prechecks.
+    fn judge(&self, hypothesis: &str, files: &[(&str, &str)]) -> (i32, Value) {
+        let o = self.factory(&["begin", "--hypothesis", hypothesis]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let id: u32 = text(&o.stdout).trim().parse().unwrap();
+        let wt = self
+            .dir
+            .path()
+            .join(format!(".factory/worktrees/exp-{id:03}"));
+        for (rel, body) in files {
+            write(&wt, rel, body);
+        }
+        commit_all(&Repository::open(&wt).unwrap(), "change");
+        for role in ["health_checker", "code_reviewer", "adversarial_tester"] {
+            events::append_in_home(
+                &FactoryPaths::new(self.dir.path()),
+                self.home.path(),
+                &Event::raw("agent.completed")
+                    .with("role", role)
+                    .with("exp_id", id),
+            )
+            .unwrap();
+        }
+        let o = self.factory(&["precheck", "--exp", &id.to_string(), "--json"]);
+        let v: Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}\n{}", text(&o.stdout), text(&o.stderr)));
+        (o.status.code().unwrap_or(-1), v)
+    }
+}
+
+fn write(root: &Path, rel: &str, body: &str) {
+    let to = root.join(rel);
+    fs::create_dir_all(to.parent().unwrap()).unwrap();
+    fs::write(to, body).unwrap();
+}
+
+fn details(v: &Value, check: &str) -> String {
+    v["checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["name"] == check))
+        .map(|c| c["details"].to_string())
+        .unwrap_or_else(|| panic!("no check {check} in {v:#}"))
+}
+
+fn failed(v: &Value, check: &str) -> bool {
+    v["failures"]
+        .as_array()
+        .is_some_and(|f| f.iter().any(|f| f == check))
+}
+
+#[test]
+fn a_mocha_project_keeps_an_honest_feature_and_reverts_each_cheat_by_name() {
+    let p = Project::new();
+
+    // Honest: a new function and its test, which fails on the base's code.
+    let (code, v) = p.judge(
+        "add mul",
+        &[
+            ("calc.js", &format!("{CALC}exports.mul = (a, b) => a * b;\n")),
+            (
+                "test/calc.test.js",
+                &TESTS.replace(
+                    "  describe('sub', function () {",
+                    "  describe('mul', function () {\n    it('multiplies', function () {\n      assert.strictEqual(calc.mul(2, 3), 6);\n    });\n  });\n\n  describe('sub', function () {",
+                ),
+            ),
+        ],
+    );
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["passed"], true, "{v:#}");
+    let kept = details(&v, "tests_kept");
+    assert!(
+        kept.contains("fail-to-pass")
+            && kept.contains("test/calc.test.js > calc > mul > multiplies"),
+        "{kept}"
+    );
+    assert!(
+        details(&v, "provenance").contains("`npm ci --no-audit --no-fund`"),
+        "{v:#}"
+    );
+
+    // A bug in add hidden by editing what its test expects.
+    let (code, v) = p.judge(
+        "a faster add",
+        &[
+            ("calc.js", &CALC.replace("a + b", "a + b + 1")),
+            (
+                "test/calc.test.js",
+                &TESTS.replace("calc.add(1, 2), 3", "calc.add(1, 2), 4"),
+            ),
+        ],
+    );
+    assert_eq!(code, 1, "{v:#}");
+    assert!(failed(&v, "tests_kept"), "{v:#}");
+    let d = details(&v, "tests_kept");
+    for needle in [
+        "test/calc.test.js:6",
+        "test/calc.test.js > calc > add > adds",
+        "edited expectation",
+        "was `assert.strictEqual(calc.add(1, 2), 3);`; now `assert.strictEqual(calc.add(1, 2), 4);`",
+    ] {
+        assert!(d.contains(needle), "{needle:?} not in {d}");
+    }
+
+    // The same bug, its test skipped; then its assertion made a tautology.
+    for (n, (test, needles)) in [
+        (
+            TESTS.replace("it('adds'", "it.skip('adds'"),
+            ["test/calc.test.js > calc > add > adds", "skipped at head"],
+        ),
+        (
+            TESTS.replace("calc.add(1, 2), 3", "calc.add(1, 2), calc.add(1, 2)"),
+            ["test/calc.test.js:7", "assertion replaced by a tautology"],
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (code, v) = p.judge(
+            &format!("a cheaper add, take {n}"),
+            &[
+                ("calc.js", &CALC.replace("a + b", "a + b + 1")),
+                ("test/calc.test.js", &test),
+            ],
+        );
+        assert_eq!(code, 1, "{v:#}");
+        let d = details(&v, "tests_kept");
+        for needle in needles {
+            assert!(d.contains(needle), "{needle:?} not in {d}");
+        }
+    }
+}
