@@ -2,7 +2,6 @@
 //! next resolved builder prompt carries, through reflect and curate, with FACTORY_HOME
 //! in a temp dir and real experiments recorded by `factory begin`/`finalize`.
 
-
 use std::fs;
 
 use crate::support::{Project, text};

@@ -10,7 +10,6 @@ use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 
-
 fn factory(dir: &Path) -> Command {
     let mut cmd = Command::cargo_bin("factory").expect("binary");
     cmd.current_dir(dir)

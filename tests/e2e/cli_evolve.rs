@@ -8,7 +8,6 @@ use std::path::Path;
 use assert_cmd::Command;
 use predicates::prelude::*;
 
-
 fn factory(dir: &Path) -> Command {
     let mut cmd = Command::cargo_bin("factory").expect("the factory binary is built");
     cmd.current_dir(dir);

@@ -2,14 +2,13 @@
 //! a missing binary, a dry run, a (fake) CLI's event stream turned into the review and
 //! the usage in `events.jsonl`, and usage summed per run.
 
-
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
+use crate::support::{Project, text};
 use assert_cmd::Command;
 use serde_json::Value;
-use crate::support::{Project, text};
 
 /// Credentials the runners look for: removed so each test decides.
 const SECRETS: &[&str] = &[

@@ -1,14 +1,13 @@
 //! `factory worktrees list|clean`: the built binary on real git repositories in temp
 //! dirs, with experiments in every state a worktree can be left in.
 
-
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::support::{Project, commit_all, text};
 use factory_runtime::store::{ExperimentStore, Outcome, Verdict};
 use git2::{BranchType, Repository, WorktreeAddOptions};
 use serde_json::Value;
-use crate::support::{Project, commit_all, text};
 
 /// A project on `main` with, besides the user's own uncommitted work:
 /// - 1 open, one commit ahead of its base;

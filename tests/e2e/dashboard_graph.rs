@@ -4,15 +4,14 @@
 //! runs through a box it does not join; and every label sits on its own edge, crossed
 //! by no other.
 
-
-use crate::support;
 use crate::cdp;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use factory_runtime::events::EventData;
 use crate::support::{Dashboard, Project, script_from};
+use factory_runtime::events::EventData;
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/parallel");
 const MODE: &str = concat!(

@@ -4,7 +4,6 @@
 //! saved under target/dashboard-shots/); 50 concurrent event-stream clients each get
 //! every event of the run.
 
-
 use crate::cdp;
 
 use std::fs;
@@ -14,10 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support::{Dashboard, Project};
 use factory_runtime::events::tail::Tail;
 use factory_runtime::exec::progress::RunProgress;
 use factory_runtime::store::{ExperimentStore, Outcome, Verdict};
-use crate::support::{Dashboard, Project};
 
 const WORKFLOW: &str = r#"//! A small scripted mode for the dashboard tests.
 workflow live {

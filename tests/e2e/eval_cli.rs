@@ -1,7 +1,6 @@
 //! `factory eval`, `factory discover` and `factory precheck` as a user runs them, on real
 //! projects in temp dirs (a `cargo new` Rust project, real git repositories).
 
-
 use crate::support;
 
 use std::fs;

@@ -2,18 +2,17 @@
 //! temp dirs. Lines an agent forges, a precheck record it edits and a line a crash
 //! tears are each handled as documented, and an honest run still ends `keep`.
 
-
 use crate::support;
 
 use std::fs;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use crate::support::{Project, WORKFLOW, script, text};
 use factory_runtime::events::{self, ChainKey, Event};
 use factory_runtime::project::layout::FactoryPaths;
 use git2::Repository;
 use serde_json::Value;
-use crate::support::{Project, WORKFLOW, script, text};
 
 /// A diagnostic as one line: miette wraps and frames long messages.
 fn flat(o: &[u8]) -> String {

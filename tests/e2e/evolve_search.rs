@@ -2,7 +2,6 @@
 //! improve mode with the real executor on tests/bench-suite, whose scripted builders
 //! succeed only with one more QA loop than improve allows.
 
-
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

@@ -2,7 +2,6 @@
 //! suite), the cost budget of a search, and the `evolve` mode that runs them as a
 //! workflow — all with the real executor on copies of tests/bench-suite projects.
 
-
 use std::fs;
 use std::path::{Path, PathBuf};
 

@@ -6,7 +6,6 @@
 //! last run's. Each agent's task names its node and visit, its working directory (the
 //! worktree it really runs in), the experiment, its branch and base, and its records.
 
-
 use std::fs;
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -1,17 +1,16 @@
 //! Experiments in their own worktrees, and a keep the store enforces: the built binary
 //! on real git repositories in temp dirs.
 
-
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use crate::support::{commit_all, text};
 use assert_cmd::Command;
 use factory_runtime::events::{self, Event};
 use factory_runtime::project::layout::FactoryPaths;
 use git2::{Oid, Repository};
 use serde_json::Value;
-use crate::support::{commit_all, text};
 
 struct Project {
     dir: tempfile::TempDir,

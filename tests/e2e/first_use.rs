@@ -3,15 +3,14 @@
 //! — init, eval, begin, a change, QA through `factory agent --exp`, precheck — scores its
 //! real tests, stays clean, and keeps an honest improvement.
 
-
 use std::fs;
 use std::path::Path;
 use std::process::Output;
 
+use crate::support::{commit_all, text};
 use assert_cmd::Command;
 use git2::Repository;
 use serde_json::Value;
-use crate::support::{commit_all, text};
 
 struct Project {
     dir: tempfile::TempDir,

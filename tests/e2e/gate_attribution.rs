@@ -3,17 +3,16 @@
 //! unittest runs: failing tests revert whatever the score, an edited expectation is
 //! named unless declared and confirmed, a refactor and a bug fix are neutral keeps.
 
-
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use crate::support::{commit_all, plain_python_path, text};
 use assert_cmd::Command;
 use factory_runtime::events::{self, Event};
 use factory_runtime::project::layout::FactoryPaths;
 use git2::Repository;
 use serde_json::Value;
-use crate::support::{commit_all, plain_python_path, text};
 
 struct Project {
     dir: tempfile::TempDir,

@@ -2,17 +2,16 @@
 //! binary, real git, temp dirs. Each attack is refused with a named reason; honest
 //! improvements are kept; a noisy eval gives the same verdict every time.
 
-
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use crate::support::{commit_all, needs, text};
 use assert_cmd::Command;
 use factory_runtime::events::{self, Event};
 use factory_runtime::project::layout::FactoryPaths;
 use git2::{Oid, Repository};
 use serde_json::Value;
-use crate::support::{commit_all, needs, text};
 
 struct Project {
     dir: tempfile::TempDir,

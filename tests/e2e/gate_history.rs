@@ -3,17 +3,16 @@
 //! blocks a retry; `factory history forget N` clears one; and `factory eval` reads the
 //! configuration precheck reads. The built binary, real git, temp dirs.
 
-
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use crate::support::{commit_all, text};
 use assert_cmd::Command;
 use factory_runtime::events::{self, Event};
 use factory_runtime::project::layout::FactoryPaths;
 use git2::{Oid, Repository};
 use serde_json::Value;
-use crate::support::{commit_all, text};
 
 struct Project {
     dir: tempfile::TempDir,

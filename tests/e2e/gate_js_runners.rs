@@ -6,17 +6,16 @@
 //! edited expectation, a skip and a tautology are each reverted by name. Needs node and
 //! npm with the registry reachable (`.ci/run` installs them).
 
-
 use std::fs;
 use std::path::Path;
 use std::process::Output;
 
+use crate::support::{commit_all, needs, text};
 use assert_cmd::Command;
 use factory_runtime::events::{self, Event};
 use factory_runtime::project::layout::FactoryPaths;
 use git2::Repository;
 use serde_json::Value;
-use crate::support::{commit_all, needs, text};
 
 const CALC: &str = "exports.add = (a, b) => a + b;\nexports.sub = (a, b) => a - b;\n";
 const TESTS: &str = "const assert = require('assert');\nconst calc = require('../calc');\n\ndescribe('calc', function () {\n  describe('add', function () {\n    it('adds', function () {\n      assert.strictEqual(calc.add(1, 2), 3);\n    });\n  });\n\n  describe('sub', function () {\n    it('subtracts', function () {\n      assert.strictEqual(calc.sub(5, 3), 2);\n    });\n  });\n});\n";

@@ -7,17 +7,16 @@
 //! set-up and probe in a clean checkout; `factory discover` proposes the `## Setup`.
 //! CI has python3 with venv, node and npm (`.ci/run`); nothing here uses the network.
 
-
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use crate::support::{commit_all, needs, text};
 use assert_cmd::Command;
 use factory_runtime::events::{self, Event};
 use factory_runtime::project::layout::FactoryPaths;
 use git2::Repository;
 use serde_json::Value;
-use crate::support::{commit_all, needs, text};
 
 /// The set-up docs/configuration.md recommends for a Python project.
 const PYTHON_SETUP: &str = "python3 -m venv .venv && .venv/bin/pip install -e .";

@@ -3,15 +3,14 @@
 //! name; an honest change that adds a test and renames one keeps `tests_kept` green —
 //! with unittest and with `go test` (CI installs Go: `.ci/run`).
 
-
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use crate::support::{commit_all, text};
 use assert_cmd::Command;
 use git2::Repository;
 use serde_json::Value;
-use crate::support::{commit_all, text};
 
 struct Project {
     dir: tempfile::TempDir,

@@ -2,9 +2,9 @@
 //! whole dependency graph instead of one per file. Each module is one area; a single
 //! one runs with `cargo test --test e2e MODULE::` (say, `run_resume::`).
 
-mod support;
 #[path = "support/cdp.rs"]
 mod cdp;
+mod support;
 
 mod ace_cli;
 mod ci_and_readme;

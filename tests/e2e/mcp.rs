@@ -2,11 +2,11 @@
 //! stdio): the tools and their schemas, diagnostics of a broken `.fwf` as data, tool
 //! errors for bad calls, and a replay run started in the background to its verdict.
 
-
 use crate::support;
 
 use std::time::{Duration, Instant};
 
+use crate::support::{Project, script};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ReadResourceRequestParams, ResourceContents,
 };
@@ -14,7 +14,6 @@ use rmcp::service::RunningService;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use crate::support::{Project, script};
 
 type Client = RunningService<RoleClient, ()>;
 

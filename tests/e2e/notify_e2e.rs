@@ -2,7 +2,6 @@
 //! webhook (a local HTTP server here) and a command, while a webhook on a closed port
 //! fails without failing the run.
 
-
 use crate::support;
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -10,8 +9,8 @@ use std::net::TcpListener;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use serde_json::Value;
 use crate::support::{Project, script, text};
+use serde_json::Value;
 
 /// Answers every POST with 200 and passes its JSON body on.
 fn webhook_server() -> (u16, mpsc::Receiver<Value>) {

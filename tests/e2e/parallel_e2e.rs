@@ -3,16 +3,15 @@
 //! them), in real git repositories in temp dirs. Each hypothesis raises a different
 //! counter, so the branches make different real changes with different scores.
 
-
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use crate::support::{Project, script_from, text};
 use factory_runtime::events::EventData;
 use git2::Repository;
 use serde_json::Value;
-use crate::support::{Project, script_from, text};
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/parallel");
 const MODE: &str = concat!(

@@ -1,14 +1,13 @@
 //! Controlling a run: node timeouts, user gates, consecutive agent failures, `--json`,
 //! Ctrl-C, stale checkpoints and the respawn cap. Plain-command workflows on the demo.
 
-
 use std::fs;
 use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
 use crate::support::Project;
+use serde_json::Value;
 
 fn text(o: &Output) -> String {
     format!(

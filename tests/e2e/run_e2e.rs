@@ -2,15 +2,14 @@
 //! demo project, and scripted agents (the replay runner). The scripts start from the
 //! demo's own `replay.yaml` with some agents' answers replaced.
 
-
 use crate::support;
 
 use std::fs;
 use std::process::Output;
 
+use crate::support::{Project, script};
 use git2::Repository;
 use serde_json::Value;
-use crate::support::{Project, script};
 
 fn stdout(o: &Output) -> String {
     format!(

@@ -1,6 +1,5 @@
 //! `factory run` on bad input: a clear error naming the fix, and nothing lost.
 
-
 use std::fs;
 
 use crate::support::{Project, WORKFLOW, output as text, script};

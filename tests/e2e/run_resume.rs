@@ -2,7 +2,6 @@
 //! same verdict as an uninterrupted run, and leaves no duplicate experiment ids, results
 //! rows, journal entries or agent event pairs.
 
-
 use crate::support;
 
 use std::collections::BTreeMap;
@@ -10,8 +9,8 @@ use std::fs;
 use std::process::Stdio;
 use std::time::Instant;
 
-use serde_json::Value;
 use crate::support::{Project, WORKFLOW, script};
+use serde_json::Value;
 
 /// Kill points of the kill/resume test: 8 in the default suite, 20 with
 /// `FACTORY_TEST_FULL=1` (the full form, for a change to the executor or the store).

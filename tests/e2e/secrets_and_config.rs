@@ -3,7 +3,6 @@
 //! in no file under `.factory/` and in no printed line; `factory config show` masks a
 //! planted key; a profile reaches the agent but can never set `PATH`.
 
-
 use crate::support;
 
 use std::fs;

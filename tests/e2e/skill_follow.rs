@@ -7,7 +7,6 @@
 //! experiment's branch and whose QA the precheck accepted, with the user's checkout
 //! untouched.
 
-
 use crate::support;
 
 use std::collections::BTreeMap;
