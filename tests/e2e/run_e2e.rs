@@ -44,6 +44,13 @@ fn a_good_change_is_kept_on_its_branch_and_the_checkout_is_untouched() {
     let rows = p.results();
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0]["verdict"], "keep");
+    // The record says what changed: the experiment's commits and its diff's size.
+    assert!(
+        rows[0]["change_summary"]
+            .starts_with("Count words with a HashMap in most_frequent (1 file(s), +"),
+        "{:?}",
+        rows[0]["change_summary"]
+    );
     assert!(
         p.branches().contains("factory/exp-001"),
         "the kept branch stays for a human"
@@ -172,6 +179,7 @@ fn a_change_outside_the_scope_is_reverted() {
     );
     let rows = p.results();
     assert_eq!(rows[0]["verdict"], "revert", "{}", stdout(&out));
+    assert_eq!(rows[0]["change_summary"], "Add a README (1 file(s), +1 -0)");
     let precheck: Value = serde_json::from_str(
         &fs::read_to_string(p.path().join(".factory/experiments/001/precheck.json")).unwrap(),
     )

@@ -25,9 +25,9 @@ pub struct DiffStat {
     pub files: Vec<FileStat>,
 }
 
-/// The diff stat of experiment `id`; `Err` says why there is none (no workspace on
-/// record, the commits are gone).
-pub fn diff_stat(project: &Path, id: u32) -> Result<DiffStat, String> {
+/// The repository with experiment `id`'s head and base commits; `Err` says why there
+/// are none (no workspace on record, the commits are gone).
+fn head_and_base(project: &Path, id: u32) -> Result<(Repository, Oid, Oid), String> {
     let info = ExperimentStore::with_registry(project, None)
         .info(id)
         .map_err(|e| e.to_string())?
@@ -51,6 +51,28 @@ pub fn diff_stat(project: &Path, id: u32) -> Result<DiffStat, String> {
         )
     })?;
     let base = Oid::from_str(&ws.base_commit).map_err(|e| e.message().to_string())?;
+    Ok((repo, head, base))
+}
+
+/// The subjects of the experiment's commits, oldest first.
+pub fn commit_subjects(project: &Path, id: u32) -> Result<Vec<String>, String> {
+    let (repo, head, base) = head_and_base(project, id)?;
+    let mut walk = repo.revwalk().map_err(|e| e.message().to_string())?;
+    walk.push(head).map_err(|e| e.message().to_string())?;
+    walk.hide(base).map_err(|e| e.message().to_string())?;
+    let mut subjects: Vec<String> = walk
+        .flatten()
+        .filter_map(|oid| repo.find_commit(oid).ok())
+        .filter_map(|c| c.summary().ok().flatten().map(str::to_string))
+        .collect();
+    subjects.reverse();
+    Ok(subjects)
+}
+
+/// The diff stat of experiment `id`; `Err` says why there is none (no workspace on
+/// record, the commits are gone).
+pub fn diff_stat(project: &Path, id: u32) -> Result<DiffStat, String> {
+    let (repo, head, base) = head_and_base(project, id)?;
     let tree = |oid: Oid| {
         repo.find_commit(oid)
             .and_then(|c| c.tree())

@@ -123,6 +123,9 @@ pub fn finalize(root: &Path, id: u32, mut outcome: Outcome) -> Result<Finalized,
         }
     }
     judged_under(root, id, &mut outcome);
+    if outcome.change_summary.trim().is_empty() {
+        outcome.change_summary = change_summary(root, id);
+    }
     let record = store.finalize(id, outcome)?;
     let baseline = if keep {
         move_baseline(root, id)
@@ -358,4 +361,27 @@ fn clean_up(root: &Path, id: u32, verdict: Verdict) -> Cleanup {
 
 fn short(commit: &str) -> &str {
     commit.get(..10).unwrap_or(commit)
+}
+
+/// What the experiment changed, for a record whose caller gave no summary: its
+/// commits' subjects and the size of its diff (empty when it made no commit).
+fn change_summary(root: &Path, id: u32) -> String {
+    let subjects = super::diffstat::commit_subjects(root, id).unwrap_or_default();
+    if subjects.is_empty() {
+        return String::new();
+    }
+    let mut text = subjects.join("; ");
+    if text.chars().count() > 240 {
+        text = text.chars().take(239).collect::<String>() + "…";
+    }
+    match super::diffstat::diff_stat(root, id) {
+        Ok(stat) => {
+            let (plus, minus) = stat
+                .files
+                .iter()
+                .fold((0, 0), |(p, m), f| (p + f.insertions, m + f.deletions));
+            format!("{text} ({} file(s), +{plus} -{minus})", stat.files.len())
+        }
+        Err(_) => text,
+    }
 }
