@@ -2,7 +2,6 @@
 //! agent follows step by step, and SKILL.annotations.yaml, which maps every step back to
 //! its IR nodes and their source. Fed only by the IR and the node-location side table.
 
-mod order;
 mod steps;
 mod text;
 
@@ -158,7 +157,7 @@ fn legend(ir: &Ir) -> Vec<String> {
 pub fn to_skill(ir: &Ir, locations: &BTreeMap<String, SourceLocation>) -> Skill {
     let dir_name = skill_name(&ir.workflow.name);
     let description = skill_description(ir);
-    let order = order::execution_order(ir);
+    let order = crate::ir::execution_order(ir);
     let cx = Context::new(ir, &order);
     let steps: Vec<StepView> = order.iter().map(|n| steps::build(&cx, n)).collect();
 

@@ -416,10 +416,12 @@ pub struct IrSpans {
 pub mod conventions;
 mod hash;
 mod json;
+mod order;
 pub mod text;
 
 pub use hash::content_hash;
 pub use json::{from_json, to_json};
+pub use order::execution_order;
 pub use text::{TextError, parse_text, to_text};
 
 /// A stable sort for vectors of large elements: indices are sorted and each element

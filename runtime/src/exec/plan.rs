@@ -1,9 +1,8 @@
 //! `factory run --dry-run`: the plan of a run, read off the IR, with nothing changed:
-//! the nodes in the order the walk meets them, the command each runs (values the run
+//! the nodes in reading order (an exported skill's), the command each runs (values the run
 //! would only learn later shown as `<exp_id>`), the agent command each runner would
 //! start, and the branch and worktree an experiment would get.
 
-use std::collections::{BTreeSet, VecDeque};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -43,26 +42,10 @@ pub fn render(
             |r| r.meta().name.to_string()
         )
     );
-    let mut out_edges: std::collections::HashMap<&str, Vec<&factory_compiler::ir::Edge>> =
-        std::collections::HashMap::new();
-    for e in &ir.edges {
-        out_edges.entry(e.from.as_str()).or_default().push(e);
-    }
-    let edges_from = |id: &str| out_edges.get(id).cloned().unwrap_or_default();
-    let mut seen = BTreeSet::new();
-    let mut queue = VecDeque::from([ir.start.clone()]);
+    // The order a reader follows (the exported skill's too): the main path first,
+    // each branch together, never a step before the steps that lead to it.
     let mut step = 0;
-    while let Some(id) = queue.pop_front() {
-        if !seen.insert(id.clone()) {
-            continue;
-        }
-        let Some(node) = ir.node(&id) else { continue };
-        for e in edges_from(&id) {
-            queue.push_back(e.to.clone());
-        }
-        if matches!(node.kind, NodeKind::Start | NodeKind::End) {
-            continue;
-        }
+    for node in factory_compiler::ir::execution_order(ir) {
         step += 1;
         let asynchronous = if node.attrs.is_async { " async" } else { "" };
         let _ = writeln!(
@@ -147,7 +130,14 @@ pub fn render(
         for w in &a.writes {
             let _ = writeln!(out, "     writes {}", w.path);
         }
-        for e in edges_from(&id).into_iter().filter(|e| e.label.is_some()) {
+        // Each verdict in the order a reader expects: proceed, reloop, halt, fail.
+        let mut labelled: Vec<&factory_compiler::ir::Edge> = ir
+            .edges
+            .iter()
+            .filter(|e| e.from == node.id && e.label.is_some())
+            .collect();
+        labelled.sort_by_key(|e| e.label);
+        for e in labelled {
             let label = e.label.map(|l| l.as_str()).unwrap_or("");
             let bound = e
                 .max

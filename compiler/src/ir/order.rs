@@ -1,4 +1,5 @@
-//! The order a reader follows the steps in: a topological order of the graph without its
+//! The order a reader follows a workflow's steps in (an exported skill's steps, a dry
+//! run's plan): a topological order of the graph without its
 //! reloop edges (which only ever go back upstream), starting at `start`.
 //!
 //! It is the reverse postorder of a depth-first walk that visits a node's successors in
@@ -7,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::ir::{END, Ir, Label, Node};
+use super::{END, Ir, Label, Node};
 
 /// How much a reader wants to see the target of an edge early: the normal path first.
 fn preference(label: Option<Label>) -> u8 {
@@ -21,7 +22,7 @@ fn preference(label: Option<Label>) -> u8 {
 
 /// Every node except `start` and `end`, in execution order. Nodes `start` does not
 /// reach (only in an unchecked graph) follow in id order, so none is ever left out.
-pub(super) fn execution_order(ir: &Ir) -> Vec<&Node> {
+pub fn execution_order(ir: &Ir) -> Vec<&Node> {
     let mut succ: BTreeMap<&str, Vec<(u8, &str)>> = BTreeMap::new();
     for e in &ir.edges {
         if e.label == Some(Label::Reloop) {
