@@ -142,7 +142,12 @@ pub async fn drive(
                         .and_then(|r| r.notes.lines().next().map(str::to_string))
                         .filter(|n| !n.trim().is_empty());
                     summary.nodes_run = nodes_run(&graph, &machine.state);
-                    summary.retry = machine.state.retry.clone();
+                    // Only the project's own run is resumed (a nested one settles).
+                    summary.retry = machine
+                        .state
+                        .retry
+                        .clone()
+                        .filter(|_| cp.parent_run.is_none());
                     summary.usage = usage;
                     if top_level {
                         summary

@@ -415,13 +415,19 @@ pub async fn start(ir: Ir, req: RunRequest, view: &View) -> Result<RunEnd, RunEr
         layers,
         view,
     ));
-    if cp.parent_run.is_none() {
+    let nested = cp.parent_run.is_some();
+    if !nested {
         close_unresumed(&project, &paths, &run_id);
     }
     let graph = Arc::new(Graph::new(ir));
     let first = begin_fresh(&graph, &mut cp, &paths, Default::default())?;
     let workflow = graph.ir.workflow.name.clone();
-    let end = driver::drive(graph.clone(), cp, env, first).await?;
+    let mut end = driver::drive(graph.clone(), cp, env, first).await?;
+    if nested {
+        // `factory resume` continues the project's top-level run only: a nested run's
+        // experiment is settled now, never left open for a resume that cannot come.
+        end.retry = None;
+    }
     view.clear();
     let end = settle(project.clone(), Some(workflow), end).await;
     Ok(end)
