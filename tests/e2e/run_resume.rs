@@ -358,3 +358,39 @@ fn an_unresumed_failed_run_is_closed_by_the_next_run() {
     assert!(!out.status.success(), "{text}");
     assert!(text.contains("already"), "{text}");
 }
+
+/// Only the project's own run is resumed: a run a node starts (`factory run` inside a
+/// mode) whose agent fails settles its experiment as `error` at once instead of leaving
+/// it open for a resume that cannot come, and says nothing about resuming.
+#[test]
+fn a_nested_run_its_agent_failure_ended_settles_its_experiment() {
+    let target = tempfile::tempdir().unwrap();
+    let p = Project::committed(target.path());
+    fs::write(
+        p.path().join("inner.fwf"),
+        "workflow inner {\n    fn begin \"factory begin {{project_path}} --hypothesis nested\"\n    agent build {\n        role: builder\n    }\n    flow {\n        start -> begin -> build -> end\n    }\n}\n",
+    )
+    .unwrap();
+    fs::write(
+        p.path().join("failing.yaml"),
+        "agents:\n  builder:\n    - exit: 1\n      print: \"API overloaded\"\n",
+    )
+    .unwrap();
+    fs::write(
+        p.path().join("outer.fwf"),
+        "workflow outer {\n    fn inner \"factory run inner.fwf --runner replay --script failing.yaml\"\n    flow {\n        start -> inner -> end\n    }\n}\n",
+    )
+    .unwrap();
+    let out = p.factory(&["run", "outer.fwf"]);
+    let text = support::output(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let rows = p.results();
+    assert_eq!(
+        rows.len(),
+        1,
+        "the inner experiment has its verdict: {rows:?}"
+    );
+    assert_eq!(rows[0]["verdict"], "error", "{rows:?}");
+    let runs = support::text(&p.factory(&["runs"]).stdout);
+    assert!(!runs.contains("runs it again"), "{runs}");
+}
