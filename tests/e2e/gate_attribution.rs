@@ -4,21 +4,10 @@
 //! named unless declared and confirmed, a refactor and a bug fix are neutral keeps.
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::Output;
 
-use crate::support::{commit_all, plain_python_path, text};
-use assert_cmd::Command;
-use factory_runtime::events::{self, Event};
-use factory_runtime::project::layout::FactoryPaths;
+use crate::support::{GateProject as Project, commit_all, plain_python_path};
 use git2::Repository;
 use serde_json::Value;
-
-struct Project {
-    dir: tempfile::TempDir,
-    home: tempfile::TempDir,
-    tmp: tempfile::TempDir,
-}
 
 const CACHE: &str = "class Cache:\n    def __init__(self):\n        self.d = {}\n\n    def put(self, k, v):\n        self.d[k] = v\n\n    def get(self, k, default=None):\n        return self.d.get(k, default)\n";
 const TEST_CACHE: &str = "import unittest\n\nfrom cache import Cache\n\n\nclass CacheTest(unittest.TestCase):\n    def test_get(self):\n        c = Cache()\n        c.put(2, 4)\n        self.assertEqual(c.get(2), 4)\n\n    def test_missing(self):\n        self.assertIsNone(Cache().get(9))\n";
@@ -30,90 +19,21 @@ const REWARDS_TESTS: &str = "python3 -c \"import re; n = len(re.findall(r'def te
 /// The eval cannot tell anything apart.
 const CONSTANT: &str = "echo 0.7";
 
-impl Project {
-    fn new(eval_command: &str, cache: &str) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let repo = Repository::init(dir.path()).unwrap();
-        repo.set_head("refs/heads/main").unwrap();
-        let md = format!(
-            "# Cache\n\n## Goal\na correct cache\n\n## Scope\n- cache.py\n- test_*.py\n- tests/**\n- README.md\n\n## Guards\n- test -f cache.py\n\n## Eval command\n{eval_command}\n\n## Eval threshold\n0.1\n\n## Eval runs\n1\n\n## Constraints\n- none\n\n## Test timeout\n60\n"
-        );
-        for (rel, body) in [
-            (".gitignore", ".factory/\n"),
-            ("factory.md", md.as_str()),
-            ("cache.py", cache),
-            ("test_cache.py", TEST_CACHE),
-            ("README.md", "# cache\n"),
-        ] {
-            fs::write(dir.path().join(rel), body).unwrap();
-        }
-        commit_all(&repo, "init");
-        Self {
-            dir,
-            home: tempfile::tempdir().unwrap(),
-            tmp: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn factory(&self, args: &[&str]) -> Output {
-        Command::cargo_bin("factory")
-            .expect("binary")
-            .current_dir(self.path())
-            .env("FACTORY_HOME", self.home.path())
-            .env("TMPDIR", self.tmp.path())
-            .env("PATH", plain_python_path())
-            .env_remove("FACTORY_RUN_ID")
-            .args(args)
-            .output()
-            .expect("factory runs")
-    }
-
-    fn worktree(&self, id: u32) -> PathBuf {
-        self.path().join(format!(".factory/worktrees/exp-{id:03}"))
-    }
-
-    fn begin(&self, hypothesis: &str) -> u32 {
-        let o = self.factory(&["begin", "--hypothesis", hypothesis]);
-        assert!(o.status.success(), "{}", text(&o.stderr));
-        text(&o.stdout).trim().parse().unwrap()
-    }
-
-    fn build(&self, id: u32, files: &[(&str, &str)]) {
-        let wt = self.worktree(id);
-        for (rel, body) in files {
-            fs::write(wt.join(rel), body).unwrap();
-        }
-        commit_all(&Repository::open(&wt).unwrap(), "change");
-    }
-
-    /// The three QA completions, chained as factory writes them; each confirms `confirmed`.
-    fn qa_done(&self, id: u32, confirmed: &[&str]) {
-        for role in ["health_checker", "code_reviewer", "adversarial_tester"] {
-            let mut event = Event::raw("agent.completed")
-                .with("role", role)
-                .with("exp_id", id);
-            if !confirmed.is_empty() {
-                event = event.with("confirmed", serde_json::json!(confirmed));
-            }
-            events::append_in_home(&FactoryPaths::new(self.path()), self.home.path(), &event)
-                .unwrap();
-        }
-    }
-
-    /// Begins, builds, completes QA and prechecks: exit code and the JSON printed.
-    fn judge(&self, hypothesis: &str, files: &[(&str, &str)], confirmed: &[&str]) -> (i32, Value) {
-        let id = self.begin(hypothesis);
-        self.build(id, files);
-        self.qa_done(id, confirmed);
-        let o = self.factory(&["precheck", "--exp", &id.to_string(), "--json"]);
-        let v: Value = serde_json::from_slice(&o.stdout)
-            .unwrap_or_else(|e| panic!("{e}: {}\n{}", text(&o.stdout), text(&o.stderr)));
-        (o.status.code().unwrap_or(-1), v)
-    }
+/// A small Python cache package on `main` whose eval is `eval_command`, run with a
+/// stdlib-only python.
+fn project(eval_command: &str, cache: &str) -> Project {
+    let md = format!(
+        "# Cache\n\n## Goal\na correct cache\n\n## Scope\n- cache.py\n- test_*.py\n- tests/**\n- README.md\n\n## Guards\n- test -f cache.py\n\n## Eval command\n{eval_command}\n\n## Eval threshold\n0.1\n\n## Eval runs\n1\n\n## Constraints\n- none\n\n## Test timeout\n60\n"
+    );
+    let mut p = Project::init(&[
+        (".gitignore", ".factory/\n"),
+        ("factory.md", &md),
+        ("cache.py", cache),
+        ("test_cache.py", TEST_CACHE),
+        ("README.md", "# cache\n"),
+    ]);
+    p.env.push(("PATH".into(), plain_python_path()));
+    p
 }
 
 fn details(v: &Value, check: &str) -> String {
@@ -158,7 +78,7 @@ fn refs<'a>(files: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)>
 fn new_failing_tests_revert_whatever_the_score() {
     // An eval that rewards writing tests: the score rises, though growth counts only
     // passing tests.
-    let p = Project::new(REWARDS_TESTS, CACHE);
+    let p = project(REWARDS_TESTS, CACHE);
     let mut tests = TEST_CACHE.to_string();
     for i in 0..9 {
         tests.push_str(&format!(
@@ -188,7 +108,7 @@ fn new_failing_tests_revert_whatever_the_score() {
 fn a_weakened_assertion_reverts_naming_the_edited_expectation() {
     // A padding test makes the score rise too; it passes on the base's code, so it
     // proves nothing and is no growth.
-    let p = Project::new(COUNTS_TESTS, CACHE);
+    let p = project(COUNTS_TESTS, CACHE);
     let mut files = weakened();
     files[1]
         .1
@@ -208,7 +128,7 @@ fn a_weakened_assertion_reverts_naming_the_edited_expectation() {
 
 #[test]
 fn an_updated_golden_value_reverts_naming_the_edited_expectation() {
-    let p = Project::new(CONSTANT, CACHE);
+    let p = project(CONSTANT, CACHE);
     let golden_test = "import unittest\n\nfrom cache import Cache\n\n\nclass GoldenTest(unittest.TestCase):\n    def test_golden(self):\n        c = Cache()\n        c.put(2, 4)\n        with open('tests/golden.txt') as f:\n            self.assertEqual(str(c.get(2)), f.read().strip())\n";
     fs::create_dir_all(p.path().join("tests")).unwrap();
     fs::write(p.path().join("test_golden.py"), golden_test).unwrap();
@@ -241,7 +161,7 @@ fn an_updated_golden_value_reverts_naming_the_edited_expectation() {
 
 #[test]
 fn a_declared_and_confirmed_behaviour_change_is_kept() {
-    let p = Project::new(CONSTANT, CACHE);
+    let p = project(CONSTANT, CACHE);
     let files = weakened();
     // Declared without QA's confirmation: refused.
     let (code, v) = p.judge(
@@ -255,7 +175,7 @@ fn a_declared_and_confirmed_behaviour_change_is_kept() {
         "{v}"
     );
     // Declared and confirmed by name: kept as a neutral change, the change recorded.
-    let p = Project::new(CONSTANT, CACHE);
+    let p = project(CONSTANT, CACHE);
     let (code, v) = p.judge(
         "get returns the key. Behaviour change: test_get",
         &refs(&files),
@@ -273,7 +193,7 @@ fn a_declared_and_confirmed_behaviour_change_is_kept() {
 #[test]
 fn a_refactor_and_a_bug_fix_are_neutral_keeps_with_their_evidence() {
     // A refactor: same behaviour, the base's tests all pass on it.
-    let p = Project::new(CONSTANT, CACHE);
+    let p = project(CONSTANT, CACHE);
     let refactor = CACHE.replace(
         "        return self.d.get(k, default)",
         "        if k in self.d:\n            return self.d[k]\n        return default",
@@ -288,7 +208,7 @@ fn a_refactor_and_a_bug_fix_are_neutral_keeps_with_their_evidence() {
     // A bug fix whose test was changed rather than added: the changed test fails on
     // the base's code and passes on the head's; the count (and the score) stay.
     let buggy = CACHE.replace("self.d.get(k, default)", "self.d.get(k)");
-    let p = Project::new(CONSTANT, &buggy);
+    let p = project(CONSTANT, &buggy);
     let tests = TEST_CACHE.replace(
         "        self.assertIsNone(Cache().get(9))\n",
         "        self.assertIsNone(Cache().get(9))\n        self.assertEqual(Cache().get(1, 7), 7)\n",
@@ -307,7 +227,7 @@ fn a_refactor_and_a_bug_fix_are_neutral_keeps_with_their_evidence() {
     );
 
     // Documentation only: neutral too.
-    let p = Project::new(CONSTANT, CACHE);
+    let p = project(CONSTANT, CACHE);
     let (code, v) = p.judge(
         "document the cache",
         &[("README.md", "# cache\n\nAn LRU-less cache.\n")],
@@ -319,7 +239,7 @@ fn a_refactor_and_a_bug_fix_are_neutral_keeps_with_their_evidence() {
 
 #[test]
 fn a_real_improvement_is_classed_improved() {
-    let p = Project::new(
+    let p = project(
         COUNTS_TESTS,
         &CACHE.replace("self.d.get(k, default)", "self.d.get(k)"),
     );
@@ -337,7 +257,7 @@ fn a_real_improvement_is_classed_improved() {
 
 #[test]
 fn an_eval_with_nothing_that_varies_is_measured_once_per_side() {
-    let p = Project::new("factory eval", CACHE);
+    let p = project("factory eval", CACHE);
     let md = fs::read_to_string(p.path().join("factory.md"))
         .unwrap()
         .replace("## Eval runs\n1\n", "## Eval runs\n3\n")

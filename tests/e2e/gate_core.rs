@@ -3,93 +3,10 @@
 //! improvements are kept; a noisy eval gives the same verdict every time.
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::Output;
 
-use crate::support::{commit_all, needs, text};
-use assert_cmd::Command;
-use factory_runtime::events::{self, Event};
-use factory_runtime::project::layout::FactoryPaths;
-use git2::{Oid, Repository};
+use crate::support::{GateProject as Project, commit_all, needs, text};
+use git2::Repository;
 use serde_json::Value;
-
-struct Project {
-    dir: tempfile::TempDir,
-    home: tempfile::TempDir,
-    tmp: tempfile::TempDir,
-}
-
-impl Project {
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn factory(&self, args: &[&str]) -> Output {
-        Command::cargo_bin("factory")
-            .expect("binary")
-            .current_dir(self.path())
-            .env("FACTORY_HOME", self.home.path())
-            // Scratch checkouts go here, so the test can see them removed.
-            .env("TMPDIR", self.tmp.path())
-            .env_remove("FACTORY_RUN_ID")
-            .args(args)
-            .output()
-            .expect("factory runs")
-    }
-
-    fn worktree(&self, id: u32) -> PathBuf {
-        self.path().join(format!(".factory/worktrees/exp-{id:03}"))
-    }
-
-    fn qa_done(&self, id: u32) {
-        for role in ["health_checker", "code_reviewer", "adversarial_tester"] {
-            // Written as factory writes it: chained under the binary's key.
-            events::append_in_home(
-                &FactoryPaths::new(self.path()),
-                self.home.path(),
-                &Event::raw("agent.completed")
-                    .with("role", role)
-                    .with("exp_id", id),
-            )
-            .unwrap();
-        }
-    }
-
-    fn begin(&self, hypothesis: &str) -> u32 {
-        let o = self.factory(&["begin", "--hypothesis", hypothesis]);
-        assert!(o.status.success(), "{}", text(&o.stderr));
-        text(&o.stdout).trim().parse().unwrap()
-    }
-
-    /// Writes `files` into experiment `id`'s worktree and commits them, as a builder would.
-    fn build(&self, id: u32, files: &[(&str, &str)]) -> Oid {
-        let wt = self.worktree(id);
-        for (rel, body) in files {
-            let to = wt.join(rel);
-            fs::create_dir_all(to.parent().unwrap()).unwrap();
-            fs::write(to, body).unwrap();
-        }
-        commit_all(&Repository::open(&wt).unwrap(), "change")
-    }
-
-    /// `factory precheck --exp id --json`: exit code and the JSON printed.
-    fn precheck(&self, id: u32) -> (Option<i32>, Value) {
-        let o = self.factory(&["precheck", "--exp", &id.to_string(), "--json"]);
-        let v = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-            panic!("{e}: {}\n{}", text(&o.stdout), text(&o.stderr));
-        });
-        (o.status.code(), v)
-    }
-
-    fn scratch_left(&self) -> Vec<String> {
-        fs::read_dir(self.tmp.path())
-            .unwrap()
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with("factory-gate-"))
-            .collect()
-    }
-}
 
 fn factory_md(eval_command: &str, extra: &str) -> String {
     format!(
@@ -100,24 +17,14 @@ fn factory_md(eval_command: &str, extra: &str) -> String {
 /// A project on `main` with no known language (no hygiene checks): the composite is
 /// what `eval_command` prints. `src/level.txt` holds the level it reads.
 fn project(eval_command: &str, level: &str, extra_md: &str) -> Project {
-    let dir = tempfile::tempdir().unwrap();
-    let repo = Repository::init(dir.path()).unwrap();
-    repo.set_head("refs/heads/main").unwrap();
-    fs::write(dir.path().join(".gitignore"), ".factory/\nbonus.txt\n").unwrap();
-    fs::create_dir_all(dir.path().join("src")).unwrap();
-    fs::write(dir.path().join("src/level.txt"), format!("{level}\n")).unwrap();
-    fs::write(dir.path().join("README.md"), "# score\n").unwrap();
-    fs::write(
-        dir.path().join("factory.md"),
-        factory_md(eval_command, extra_md),
-    )
-    .unwrap();
-    commit_all(&repo, "init");
-    Project {
-        dir,
-        home: tempfile::tempdir().unwrap(),
-        tmp: tempfile::tempdir().unwrap(),
-    }
+    let md = factory_md(eval_command, extra_md);
+    let level = format!("{level}\n");
+    Project::init(&[
+        (".gitignore", ".factory/\nbonus.txt\n"),
+        ("src/level.txt", &level),
+        ("README.md", "# score\n"),
+        ("factory.md", &md),
+    ])
 }
 
 /// The score is `bonus.txt` when present (an ignored file), else `src/level.txt`.

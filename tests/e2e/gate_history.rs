@@ -4,86 +4,19 @@
 //! configuration precheck reads. The built binary, real git, temp dirs.
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::path::Path;
 
-use crate::support::{commit_all, text};
-use assert_cmd::Command;
+use crate::support::{GateProject as Project, commit_all, text};
 use factory_runtime::events::{self, Event};
 use factory_runtime::project::layout::FactoryPaths;
-use git2::{Oid, Repository};
+use git2::Repository;
 use serde_json::Value;
 
-struct Project {
-    dir: tempfile::TempDir,
-    home: tempfile::TempDir,
-    tmp: tempfile::TempDir,
-}
-
+/// What only these tests need of the gate's project.
 impl Project {
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn factory_with(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
-        let mut c = Command::cargo_bin("factory").expect("binary");
-        c.current_dir(self.path())
-            .env("FACTORY_HOME", self.home.path())
-            .env("TMPDIR", self.tmp.path())
-            .env_remove("FACTORY_RUN_ID")
-            .env_remove("GATE_TOOL")
-            .args(args);
-        for (k, v) in env {
-            c.env(k, v);
-        }
-        c.output().expect("factory runs")
-    }
-
-    fn factory(&self, args: &[&str]) -> Output {
-        self.factory_with(args, &[])
-    }
-
-    fn worktree(&self, id: u32) -> PathBuf {
-        self.path().join(format!(".factory/worktrees/exp-{id:03}"))
-    }
-
-    fn qa_done(&self, id: u32) {
-        for role in ["health_checker", "code_reviewer", "adversarial_tester"] {
-            events::append_in_home(
-                &FactoryPaths::new(self.path()),
-                self.home.path(),
-                &Event::raw("agent.completed")
-                    .with("role", role)
-                    .with("exp_id", id),
-            )
-            .unwrap();
-        }
-    }
-
-    fn begin(&self, hypothesis: &str) -> u32 {
-        let o = self.factory(&["begin", "--hypothesis", hypothesis]);
-        assert!(o.status.success(), "{}", text(&o.stderr));
-        text(&o.stdout).trim().parse().unwrap()
-    }
-
     /// Sets the level in experiment `id`'s worktree and commits it, as a builder would.
-    fn build(&self, id: u32, level: &str) -> Oid {
-        let wt = self.worktree(id);
-        fs::write(wt.join("src/level.txt"), format!("{level}\n")).unwrap();
-        commit_all(&Repository::open(&wt).unwrap(), "change")
-    }
-
-    /// `factory precheck --exp id --json` with `env`: exit code and the JSON printed.
-    fn precheck_with(&self, id: u32, env: &[(&str, &str)]) -> (Option<i32>, Value) {
-        let o = self.factory_with(&["precheck", "--exp", &id.to_string(), "--json"], env);
-        let v = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-            panic!("{e}: {}\n{}", text(&o.stdout), text(&o.stderr));
-        });
-        (o.status.code(), v)
-    }
-
-    fn precheck(&self, id: u32) -> (Option<i32>, Value) {
-        self.precheck_with(id, &[])
+    fn set_level(&self, id: u32, level: &str) -> git2::Oid {
+        self.build(id, &[("src/level.txt", &format!("{level}\n"))])
     }
 
     fn finalize(&self, id: u32, verdict: &str) {
@@ -107,7 +40,7 @@ impl Project {
     /// A measured revert of `hypothesis`: the level drops, precheck says "regressed".
     fn measured_revert(&self, hypothesis: &str) -> u32 {
         let id = self.begin(hypothesis);
-        self.build(id, "0.6");
+        self.set_level(id, "0.6");
         self.qa_done(id);
         let (code, v) = self.precheck(id);
         assert_eq!(code, Some(1), "{v}");
@@ -132,23 +65,12 @@ fn factory_md(eval_command: &str, threshold: &str) -> String {
 
 /// A project on `main` with no known language: the composite is what the eval prints.
 fn project(eval_command: &str) -> Project {
-    let dir = tempfile::tempdir().unwrap();
-    let repo = Repository::init(dir.path()).unwrap();
-    repo.set_head("refs/heads/main").unwrap();
-    fs::write(dir.path().join(".gitignore"), ".factory/\n").unwrap();
-    fs::create_dir_all(dir.path().join("src")).unwrap();
-    fs::write(dir.path().join("src/level.txt"), "0.7\n").unwrap();
-    fs::write(
-        dir.path().join("factory.md"),
-        factory_md(eval_command, "0.5"),
-    )
-    .unwrap();
-    commit_all(&repo, "init");
-    Project {
-        dir,
-        home: tempfile::tempdir().unwrap(),
-        tmp: tempfile::tempdir().unwrap(),
-    }
+    let md = factory_md(eval_command, "0.5");
+    Project::init(&[
+        (".gitignore", ".factory/\n"),
+        ("src/level.txt", "0.7\n"),
+        ("factory.md", &md),
+    ])
 }
 
 fn check<'a>(v: &'a Value, name: &str) -> &'a Value {
@@ -189,7 +111,7 @@ fn a_measured_revert_under_the_same_configuration_still_blocks() {
 
     // The same idea again, this time with a better level: refused for resembling it.
     let id = p.begin(HYPOTHESIS);
-    p.build(id, "0.9");
+    p.set_level(id, "0.9");
     p.qa_done(id);
     let (code, v) = p.precheck(id);
     assert_eq!(code, Some(1), "{v}");
@@ -210,7 +132,7 @@ fn a_revert_judged_under_another_factory_md_does_not_block() {
     p.commit_factory_md(&factory_md(LEVEL, "0.5").replace("30\n", "60\n"));
 
     let id = p.begin(HYPOTHESIS);
-    p.build(id, "0.9");
+    p.set_level(id, "0.9");
     p.qa_done(id);
     let (code, v) = p.precheck(id);
     assert_eq!(code, Some(0), "{v}");
@@ -233,7 +155,7 @@ fn an_environment_revert_does_not_block_the_retry() {
     let p = project(NEEDS_TOOL);
     // The tool is missing: the gate cannot measure, and the user reverts.
     let first = p.begin(HYPOTHESIS);
-    p.build(first, "0.9");
+    p.set_level(first, "0.9");
     p.qa_done(first);
     let (code, v) = p.precheck(first);
     assert_eq!(code, Some(2), "{v}");
@@ -245,7 +167,7 @@ fn an_environment_revert_does_not_block_the_retry() {
 
     // The tool installed, same factory.md: the retry is measured, and kept.
     let id = p.begin(HYPOTHESIS);
-    p.build(id, "0.9");
+    p.set_level(id, "0.9");
     p.qa_done(id);
     let (code, v) = p.precheck_with(id, &[("GATE_TOOL", "1")]);
     assert_eq!(code, Some(0), "{v}");
@@ -267,7 +189,7 @@ fn a_guard_tool_missing_is_the_environment_but_a_failing_guard_is_measured() {
         &factory_md(LEVEL, "0.5").replace("- test -f src/level.txt", "- gate-lint-not-installed"),
     );
     let first = p.begin(HYPOTHESIS);
-    p.build(first, "0.9");
+    p.set_level(first, "0.9");
     p.qa_done(first);
     let (code, v) = p.precheck(first);
     assert_eq!(code, Some(1), "{v}");
@@ -306,7 +228,7 @@ fn history_forget_unblocks_and_history_shows_it_forgotten() {
     let p = project(LEVEL);
     let first = p.measured_revert(HYPOTHESIS);
     let id = p.begin(HYPOTHESIS);
-    p.build(id, "0.9");
+    p.set_level(id, "0.9");
     p.qa_done(id);
     let (code, v) = p.precheck(id);
     assert_eq!(code, Some(1), "{v}");
@@ -348,7 +270,7 @@ fn history_forget_unblocks_and_history_shows_it_forgotten() {
     let shown = text(&p.factory(&["history"]).stdout);
     assert!(shown.contains(&format!("forgotten: at {at}")), "{shown}");
     assert!(
-        p.events()
+        p.history_events()
             .iter()
             .any(|e| e.kind() == "experiment.forgotten"),
         "an experiment.forgotten event is logged"
@@ -376,7 +298,7 @@ fn history_forget_unblocks_and_history_shows_it_forgotten() {
 }
 
 impl Project {
-    fn events(&self) -> Vec<Event> {
+    fn history_events(&self) -> Vec<Event> {
         events::read(&FactoryPaths::new(self.path()))
             .unwrap()
             .events
@@ -482,7 +404,7 @@ fn eval_reads_factory_md_and_refreshes_a_stale_config_json() {
 fn eval_of_an_experiment_reads_factory_md_at_its_base_as_precheck_does() {
     let p = project(LEVEL);
     let id = p.begin("raise the level");
-    p.build(id, "0.8");
+    p.set_level(id, "0.8");
     // An uncommitted edit in the user's checkout is not the experiment's configuration.
     fs::write(p.path().join("factory.md"), factory_md(LEVEL, "0.95")).unwrap();
     let o = p.factory(&["eval", "--exp", &id.to_string(), "--json"]);

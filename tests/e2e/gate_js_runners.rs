@@ -6,14 +6,7 @@
 //! edited expectation, a skip and a tautology are each reverted by name. Needs node and
 //! npm with the registry reachable (`.ci/run` installs them).
 
-use std::fs;
-use std::path::Path;
-use std::process::Output;
-
-use crate::support::{commit_all, needs, text};
-use assert_cmd::Command;
-use factory_runtime::events::{self, Event};
-use factory_runtime::project::layout::FactoryPaths;
+use crate::support::{GateProject as Project, commit_all, needs, text};
 use git2::Repository;
 use serde_json::Value;
 
@@ -22,95 +15,31 @@ const TESTS: &str = "const assert = require('assert');\nconst calc = require('..
 const PACKAGE: &str = "{\n  \"name\": \"calc\",\n  \"version\": \"1.0.0\",\n  \"private\": true,\n  \"scripts\": { \"test\": \"mocha --reporter spec test/\" },\n  \"devDependencies\": { \"mocha\": \"10.8.2\" }\n}\n";
 const FACTORY_MD: &str = "# Calc\n\n## Goal\ncorrect arithmetic\n\n## Scope\n- calc.js\n- test/**\n\n## Setup\n- npm ci --no-audit --no-fund\n\n## Guards\n\n## Eval command\nfactory eval\n\n## Eval threshold\n0.0\n\n## Eval runs\n1\n\n## Constraints\n- none\n\n## Test timeout\n300\n";
 
-struct Project {
-    dir: tempfile::TempDir,
-    home: tempfile::TempDir,
-    tmp: tempfile::TempDir,
-}
-
-impl Project {
-    /// The calc project with a package-lock.json npm resolved for it, committed on main.
-    fn new() -> Self {
-        needs("node");
-        needs("npm");
-        let dir = tempfile::tempdir().unwrap();
-        let repo = Repository::init(dir.path()).unwrap();
-        repo.set_head("refs/heads/main").unwrap();
-        for (rel, body) in [
-            (".gitignore", ".factory/\nnode_modules/\n"),
-            ("package.json", PACKAGE),
-            ("calc.js", CALC),
-            ("test/calc.test.js", TESTS),
-            ("factory.md", FACTORY_MD),
-        ] {
-            write(dir.path(), rel, body);
-        }
-        let lock = std::process::Command::new("npm")
-            .args(["install", "--package-lock-only", "--no-audit", "--no-fund"])
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        assert!(
-            lock.status.success(),
-            "npm could not resolve mocha (is the registry reachable?): {}",
-            text(&lock.stderr)
-        );
-        commit_all(&repo, "init");
-        Self {
-            dir,
-            home: tempfile::tempdir().unwrap(),
-            tmp: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn factory(&self, args: &[&str]) -> Output {
-        Command::cargo_bin("factory")
-            .expect("binary")
-            .current_dir(self.dir.path())
-            .env("FACTORY_HOME", self.home.path())
-            .env("TMPDIR", self.tmp.path())
-            .env("NPM_CONFIG_UPDATE_NOTIFIER", "false")
-            .env_remove("FACTORY_RUN_ID")
-            .env_remove("NODE_PATH")
-            .args(args)
-            .output()
-            .expect("factory runs")
-    }
-
-    /// Begins, commits `files` in the worktree, completes QA and prechecks.
-    fn judge(&self, hypothesis: &str, files: &[(&str, &str)]) -> (i32, Value) {
-        let o = self.factory(&["begin", "--hypothesis", hypothesis]);
-        assert!(o.status.success(), "{}", text(&o.stderr));
-        let id: u32 = text(&o.stdout).trim().parse().unwrap();
-        let wt = self
-            .dir
-            .path()
-            .join(format!(".factory/worktrees/exp-{id:03}"));
-        for (rel, body) in files {
-            write(&wt, rel, body);
-        }
-        commit_all(&Repository::open(&wt).unwrap(), "change");
-        for role in ["health_checker", "code_reviewer", "adversarial_tester"] {
-            events::append_in_home(
-                &FactoryPaths::new(self.dir.path()),
-                self.home.path(),
-                &Event::raw("agent.completed")
-                    .with("role", role)
-                    .with("exp_id", id),
-            )
-            .unwrap();
-        }
-        let o = self.factory(&["precheck", "--exp", &id.to_string(), "--json"]);
-        let v: Value = serde_json::from_slice(&o.stdout)
-            .unwrap_or_else(|e| panic!("{e}: {}\n{}", text(&o.stdout), text(&o.stderr)));
-        (o.status.code().unwrap_or(-1), v)
-    }
-}
-
-fn write(root: &Path, rel: &str, body: &str) {
-    let to = root.join(rel);
-    fs::create_dir_all(to.parent().unwrap()).unwrap();
-    fs::write(to, body).unwrap();
+/// The calc project with a package-lock.json npm resolved for it, committed on main.
+fn project() -> Project {
+    needs("node");
+    needs("npm");
+    let mut p = Project::init(&[
+        (".gitignore", ".factory/\nnode_modules/\n"),
+        ("package.json", PACKAGE),
+        ("calc.js", CALC),
+        ("test/calc.test.js", TESTS),
+        ("factory.md", FACTORY_MD),
+    ]);
+    let lock = std::process::Command::new("npm")
+        .args(["install", "--package-lock-only", "--no-audit", "--no-fund"])
+        .current_dir(p.path())
+        .output()
+        .unwrap();
+    assert!(
+        lock.status.success(),
+        "npm could not resolve mocha (is the registry reachable?): {}",
+        text(&lock.stderr)
+    );
+    commit_all(&Repository::open(p.path()).unwrap(), "lock");
+    p.env
+        .push(("NPM_CONFIG_UPDATE_NOTIFIER".into(), "false".into()));
+    p
 }
 
 fn details(v: &Value, check: &str) -> String {
@@ -129,7 +58,7 @@ fn failed(v: &Value, check: &str) -> bool {
 
 #[test]
 fn a_mocha_project_keeps_an_honest_feature_and_reverts_each_cheat_by_name() {
-    let p = Project::new();
+    let p = project();
 
     // Honest: a new function and its test, which fails on the base's code.
     let (code, v) = p.judge(
@@ -144,6 +73,7 @@ fn a_mocha_project_keeps_an_honest_feature_and_reverts_each_cheat_by_name() {
                 ),
             ),
         ],
+        &[],
     );
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(v["passed"], true, "{v:#}");
@@ -168,6 +98,7 @@ fn a_mocha_project_keeps_an_honest_feature_and_reverts_each_cheat_by_name() {
                 &TESTS.replace("calc.add(1, 2), 3", "calc.add(1, 2), 4"),
             ),
         ],
+        &[],
     );
     assert_eq!(code, 1, "{v:#}");
     assert!(failed(&v, "tests_kept"), "{v:#}");
@@ -201,6 +132,7 @@ fn a_mocha_project_keeps_an_honest_feature_and_reverts_each_cheat_by_name() {
                 ("calc.js", &CALC.replace("a + b", "a + b + 1")),
                 ("test/calc.test.js", &test),
             ],
+            &[],
         );
         assert_eq!(code, 1, "{v:#}");
         let d = details(&v, "tests_kept");

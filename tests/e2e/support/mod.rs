@@ -3,6 +3,9 @@
 
 #![allow(dead_code)]
 
+mod gate;
+pub use gate::GateProject;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
