@@ -4,39 +4,10 @@
 //! with unittest and with `go test` (CI installs Go: `.ci/run`).
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::Output;
 
-use crate::support::{commit_all, text};
-use assert_cmd::Command;
+use crate::support::{GateProject as Project, commit_all, text};
 use git2::Repository;
 use serde_json::Value;
-
-struct Project {
-    dir: tempfile::TempDir,
-    home: tempfile::TempDir,
-}
-
-impl Project {
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn factory(&self, args: &[&str]) -> Output {
-        Command::cargo_bin("factory")
-            .expect("binary")
-            .current_dir(self.path())
-            .env("FACTORY_HOME", self.home.path())
-            .env_remove("FACTORY_RUN_ID")
-            .args(args)
-            .output()
-            .expect("factory runs")
-    }
-
-    fn worktree(&self, id: u32) -> PathBuf {
-        self.path().join(format!(".factory/worktrees/exp-{id:03}"))
-    }
-}
 
 const CALC: &str = "def add(a, b):\n    return a + b\n";
 const TESTS: &str = "import unittest\n\nfrom calc import add\n\n\nclass CalcTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n\n    def test_add_zero(self):\n        self.assertEqual(add(0, 5), 5)\n";
@@ -85,26 +56,13 @@ fn project(lang: &Lang) -> Project {
         "this test needs {} (.ci/run installs it)",
         lang.tool
     );
-    let dir = tempfile::tempdir().unwrap();
-    let repo = Repository::init(dir.path()).unwrap();
-    repo.set_head("refs/heads/main").unwrap();
-    fs::write(dir.path().join(".gitignore"), ".factory/\n").unwrap();
-    for (name, body) in lang.files {
-        fs::write(dir.path().join(name), body).unwrap();
-    }
-    fs::write(dir.path().join("score.txt"), "0.7\n").unwrap();
+    let md = "# Calc\n\n## Goal\na higher score\n\n## Scope\n- SCOPE\n- score.txt\n\n## Guards\n\n## Eval command\nfactory eval\n\n## Eval threshold\n0.5\n\n## Constraints\n\n## Target branch\nmain\n\n## Project eval\n- name: quality\n  command: cat score.txt\n  parse: json\n  timeout: 10\n\n## Test timeout\n60\n"
+        .replace("SCOPE", lang.scope);
+    let mut files: Vec<(&str, &str)> = vec![(".gitignore", ".factory/\n"), ("score.txt", "0.7\n")];
+    files.extend(lang.files.iter().copied());
     // The gate reads its configuration from factory.md at the base commit.
-    fs::write(
-        dir.path().join("factory.md"),
-        "# Calc\n\n## Goal\na higher score\n\n## Scope\n- SCOPE\n- score.txt\n\n## Guards\n\n## Eval command\nfactory eval\n\n## Eval threshold\n0.5\n\n## Constraints\n\n## Target branch\nmain\n\n## Project eval\n- name: quality\n  command: cat score.txt\n  parse: json\n  timeout: 10\n\n## Test timeout\n60\n"
-            .replace("SCOPE", lang.scope),
-    )
-    .unwrap();
-    commit_all(&repo, "init");
-    Project {
-        dir,
-        home: tempfile::tempdir().unwrap(),
-    }
+    files.push(("factory.md", &md));
+    Project::init(&files)
 }
 
 fn experiment(p: &Project, lang: &Lang, hypothesis: &str, tests: &str) -> Value {
