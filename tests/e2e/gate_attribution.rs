@@ -5,7 +5,7 @@
 
 use std::fs;
 
-use crate::support::{GateProject as Project, commit_all, plain_python_path};
+use crate::support::{GateProject as Project, commit_all, details, plain_python_path};
 use git2::Repository;
 use serde_json::Value;
 
@@ -34,16 +34,6 @@ fn project(eval_command: &str, cache: &str) -> Project {
     ]);
     p.env.push(("PATH".into(), plain_python_path()));
     p
-}
-
-fn details(v: &Value, check: &str) -> String {
-    v["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == check)
-        .map(|c| c["details"].to_string())
-        .unwrap_or_default()
 }
 
 fn failed(v: &Value, check: &str) -> bool {

@@ -4,7 +4,7 @@
 
 use std::fs;
 
-use crate::support::{GateProject as Project, commit_all, needs, text};
+use crate::support::{GateProject as Project, commit_all, details, needs, text};
 use git2::Repository;
 use serde_json::Value;
 
@@ -32,16 +32,6 @@ const READS_BONUS: &str = "if [ -f bonus.txt ]; then cat bonus.txt; else cat src
 
 fn failures(v: &Value) -> String {
     v["failures"].to_string()
-}
-
-fn details(v: &Value, check: &str) -> String {
-    v["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == check)
-        .map(|c| c["details"].to_string())
-        .unwrap_or_default()
 }
 
 #[test]

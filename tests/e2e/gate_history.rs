@@ -6,7 +6,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::support::{GateProject as Project, commit_all, text};
+use crate::support::{GateProject as Project, check, commit_all, details, text};
 use factory_runtime::events::{self, Event};
 use factory_runtime::project::layout::FactoryPaths;
 use git2::Repository;
@@ -73,15 +73,6 @@ fn project(eval_command: &str) -> Project {
     ])
 }
 
-fn check<'a>(v: &'a Value, name: &str) -> &'a Value {
-    v["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == name)
-        .unwrap_or_else(|| panic!("no {name} check: {v}"))
-}
-
 /// An error report with miette's line wrapping and gutter undone.
 fn flat(report: &str) -> String {
     report
@@ -89,10 +80,6 @@ fn flat(report: &str) -> String {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-fn details(v: &Value, name: &str) -> String {
-    check(v, name)["details"].to_string()
 }
 
 #[test]

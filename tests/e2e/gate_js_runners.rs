@@ -6,7 +6,7 @@
 //! edited expectation, a skip and a tautology are each reverted by name. Needs node and
 //! npm with the registry reachable (`.ci/run` installs them).
 
-use crate::support::{GateProject as Project, commit_all, needs, text};
+use crate::support::{GateProject as Project, check, commit_all, needs, text};
 use git2::Repository;
 use serde_json::Value;
 
@@ -42,12 +42,9 @@ fn project() -> Project {
     p
 }
 
-fn details(v: &Value, check: &str) -> String {
-    v["checks"]
-        .as_array()
-        .and_then(|c| c.iter().find(|c| c["name"] == check))
-        .map(|c| c["details"].to_string())
-        .unwrap_or_else(|| panic!("no check {check} in {v:#}"))
+/// The details of check `name`; the check must be there.
+fn details(v: &Value, name: &str) -> String {
+    check(v, name)["details"].to_string()
 }
 
 fn failed(v: &Value, check: &str) -> bool {

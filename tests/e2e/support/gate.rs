@@ -155,3 +155,20 @@ impl GateProject {
             .collect()
     }
 }
+
+/// The check `name` of a precheck report; panics naming it when the report has none.
+pub fn check<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["checks"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["name"] == name))
+        .unwrap_or_else(|| panic!("no {name} check in {report:#}"))
+}
+
+/// The details of check `name` as JSON text (empty when the report has no such check).
+pub fn details(report: &Value, name: &str) -> String {
+    report["checks"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["name"] == name))
+        .map(|c| c["details"].to_string())
+        .unwrap_or_default()
+}

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 mod gate;
-pub use gate::GateProject;
+pub use gate::{GateProject, check, details};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
