@@ -6,6 +6,8 @@
 
 use std::ops::Range;
 
+use crate::lexical::{is_ident_char, is_ident_start};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TokKind {
     Ident,
@@ -39,8 +41,8 @@ pub fn tokens(text: &str) -> Vec<Tok> {
             }
             i = (i + 1).min(b.len());
             TokKind::Str
-        } else if b[i].is_ascii_alphabetic() || b[i] == b'_' {
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+        } else if is_ident_start(b[i] as char) {
+            while i < b.len() && is_ident_char(b[i] as char) {
                 i += 1;
             }
             TokKind::Ident

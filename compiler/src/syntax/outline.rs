@@ -302,7 +302,7 @@ fn item_end(text: &str, from: usize, level: Level) -> usize {
 fn starts_item(text: &str, pos: usize, level: Level) -> bool {
     let line = text[pos.min(text.len())..].trim_start();
     match level {
-        Level::Flow => line.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '}'),
+        Level::Flow => line.starts_with(|c: char| crate::lexical::is_ident_start(c) || c == '}'),
         Level::Body => {
             line.starts_with('}')
                 || starts_with_keyword(line, vocabulary::body_starts().chain(DOCS.iter().copied()))

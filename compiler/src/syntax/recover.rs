@@ -3,6 +3,7 @@
 
 use super::outline::Level;
 use super::parser::Rule;
+use crate::lexical::{is_ident_char, is_ident_start};
 
 use super::vocabulary;
 
@@ -17,20 +18,20 @@ pub(super) fn skipped_node_name(skipped: &str) -> Option<String> {
         .map(str::trim_start)
         .find(|l| !l.is_empty() && !l.starts_with("//"))?;
     // Node names may be dotted (`agent experiment.builder`).
-    let mut words = code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'));
+    let mut words = code.split(|c: char| !(is_ident_char(c) || c == '.'));
     let keyword = words.next()?;
     if keyword != "use" && !vocabulary::NODE_KINDS.contains(&keyword) {
         return None;
     }
     // `use sub(args) as alias` declares the alias.
     let name = if keyword == "use" {
-        let mut rest = code.rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+        let mut rest = code.rsplit(|c: char| !is_ident_char(c));
         let alias = rest.find(|w| !w.is_empty())?;
         code.contains(" as ").then_some(alias)?
     } else {
         words.find(|w| !w.is_empty())?
     };
-    let ident = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+    let ident = name.starts_with(is_ident_start);
     ident.then(|| name.to_string())
 }
 

@@ -25,7 +25,7 @@ pub fn complete(world: &World, doc: &DocView<'_>, offset: usize) -> Vec<Completi
     let text = doc.text;
     let line = &text[line_start(text, offset)..offset];
     let word_start = line
-        .trim_end_matches(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        .trim_end_matches(factory_compiler::lexical::is_ident_char)
         .len();
     let before = line[..word_start].trim_end();
     let decl = decl_at(doc.parsed, offset);
@@ -233,7 +233,7 @@ fn enclosing_block(doc: &DocView<'_>, offset: usize) -> (String, Option<String>)
         {
             let name: String = name
                 .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .take_while(|c| factory_compiler::lexical::is_ident_char(*c))
                 .collect();
             scope = scope.map(|s| format!("{s}/{name}"));
         }
