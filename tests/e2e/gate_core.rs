@@ -311,14 +311,15 @@ const JITTER: &str = "awk -v s=\"$(od -An -N2 -tu2 /dev/urandom)\" -v b=\"$(cat 
 #[test]
 fn an_improvement_inside_the_noise_gets_extra_runs_and_a_stable_verdict() {
     // 0.5 → 0.585: a little more than the ±10% jitter, so k = 3 runs often (about 1 in 3)
-    // cannot tell; 15 prechecks all take k runs with odds under 1 in 1000.
+    // cannot tell; 30 prechecks all take k runs with odds of about (2/3)^30, 1 in 200,000
+    // (15 failed about once in 400 suites).
     let p = project(JITTER, "0.5", "");
     let id = p.begin("raise the level a little");
     p.build(id, &[("src/level.txt", "0.585\n")]);
     p.qa_done(id);
     let mut verdicts = Vec::new();
     let mut extended = 0;
-    for _ in 0..15 {
+    for _ in 0..30 {
         let (code, v) = p.precheck(id);
         verdicts.push((code, v["passed"].clone()));
         let c = &v["comparison"];
