@@ -130,6 +130,22 @@ async fn an_mcp_client_lists_tools_checks_a_workflow_and_runs_a_mode_to_its_verd
     let nomode = call(&client, "compile_mode", json!({"mode": "no-such-mode"})).await;
     assert_eq!(nomode.is_error, Some(true));
     assert!(text(&nomode).contains("list_modes"), "{}", text(&nomode));
+    // A mode file with errors: the one wording every front end gives, then each finding.
+    std::fs::write(p.path().join("broken.fwf"), broken).unwrap();
+    let file = p.path().join("broken.fwf");
+    let invalid = call(
+        &client,
+        "compile_mode",
+        json!({"mode": file.to_str().unwrap()}),
+    )
+    .await;
+    assert_eq!(invalid.is_error, Some(true));
+    let said = text(&invalid);
+    assert!(
+        said.contains("error(s); nothing was compiled, run or written:")
+            && said.contains("broken.fwf:6:"),
+        "{said}"
+    );
     let elsewhere = call(&client, "project_state", json!({"project": "/no/such/dir"})).await;
     assert_eq!(elsewhere.is_error, Some(true));
 

@@ -63,8 +63,7 @@ fn output_log(paths: &FactoryPaths, run_id: &str) -> std::path::PathBuf {
 pub fn start_run(project: &Path, args: StartRunArgs, started: &Started) -> ToolResult {
     // Checked here first, as `factory run` will check them, so a bad mode, project or
     // runner is an error now, not a run that dies unseen in the background.
-    let compiled =
-        driver::compile(&args.mode, project, None).map_err(|e| compile_error(&args.mode, e))?;
+    let compiled = driver::compile(&args.mode, project, None).map_err(compile_error)?;
     let script = args.script.as_ref().map(|s| project.join(s));
     let settings = RunSettings {
         runner: args.runner.clone(),

@@ -159,8 +159,8 @@ pub fn list_modes(project: &Path) -> ToolResult {
 }
 
 pub fn compile(project: &Path, args: &CompileArgs) -> ToolResult {
-    let compiled = driver::compile(&args.mode, project, args.workflow.as_deref())
-        .map_err(|e| compile_error(&args.mode, e))?;
+    let compiled =
+        driver::compile(&args.mode, project, args.workflow.as_deref()).map_err(compile_error)?;
     let ir = &compiled.ir;
     let (output, format) = match args.emit {
         Emit::Ir => (ir::to_text(ir), "ir"),
@@ -196,37 +196,30 @@ pub fn check(project: &Path, args: &CheckArgs) -> ToolResult {
     }))
 }
 
-/// A compile failure in words, with every error's place and fix.
-pub fn compile_error(what: &str, err: CompileError) -> String {
-    match err {
-        CompileError::Io(e) => {
-            format!("{e}; call list_modes for the modes, or pass an existing .fwf/.fwir path")
+/// A compile failure in words, with every error's place and fix: the error as every
+/// front end words it, then what an MCP client passes instead.
+pub fn compile_error(err: CompileError) -> String {
+    let hint = match &err {
+        CompileError::Io(_) => {
+            "; call list_modes for the modes, or pass an existing .fwf/.fwir path"
         }
-        CompileError::NoWorkflow(msg) => format!("{msg}; pass `workflow` to pick one"),
-        CompileError::Invalid(diags) => {
-            let lines: Vec<String> = diags
-                .iter()
-                .filter(|l| l.diagnostic.is_error())
-                .map(|l| {
-                    let v = l.to_json();
-                    format!(
-                        "{}:{}:{}: {} [{}]; help: {}",
-                        v["file"].as_str().unwrap_or(""),
-                        v["line"],
-                        v["column"],
-                        v["message"].as_str().unwrap_or(""),
-                        v["code"].as_str().unwrap_or(""),
-                        v["help"].as_str().unwrap_or("")
-                    )
-                })
-                .collect();
-            format!(
-                "{what} has {} error(s); nothing was compiled or run:\n{}",
-                lines.len(),
-                lines.join("\n")
-            )
-        }
+        CompileError::NoWorkflow(_) => "; pass `workflow` to pick one",
+        CompileError::Invalid(_) => ":",
+    };
+    let mut text = format!("{err}{hint}");
+    for l in err.located().iter().filter(|l| l.diagnostic.is_error()) {
+        let v = l.to_json();
+        text.push_str(&format!(
+            "\n{}:{}:{}: {} [{}]; help: {}",
+            v["file"].as_str().unwrap_or(""),
+            v["line"],
+            v["column"],
+            v["message"].as_str().unwrap_or(""),
+            v["code"].as_str().unwrap_or(""),
+            v["help"].as_str().unwrap_or("")
+        ));
     }
+    text
 }
 
 /// An error with its help, as the CLI would print it but on one line each.
