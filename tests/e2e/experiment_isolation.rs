@@ -5,40 +5,17 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::support::{commit_all, text};
+use crate::support::{GateProject as Project, commit_all, text};
 use assert_cmd::Command;
 use factory_runtime::events::{self, Event};
 use factory_runtime::project::layout::FactoryPaths;
 use git2::{Oid, Repository};
 use serde_json::Value;
 
-struct Project {
-    dir: tempfile::TempDir,
-    home: tempfile::TempDir,
-}
-
+/// What only these tests need of the gate's project.
 impl Project {
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn factory(&self, args: &[&str]) -> Output {
-        Command::cargo_bin("factory")
-            .expect("binary")
-            .current_dir(self.path())
-            .env("FACTORY_HOME", self.home.path())
-            .env_remove("FACTORY_RUN_ID")
-            .args(args)
-            .output()
-            .expect("factory runs")
-    }
-
     fn repo(&self) -> Repository {
         Repository::open(self.path()).unwrap()
-    }
-
-    fn worktree(&self, id: u32) -> PathBuf {
-        self.path().join(format!(".factory/worktrees/exp-{id:03}"))
     }
 
     fn branch_tip(&self, id: u32) -> Option<Oid> {
@@ -48,15 +25,8 @@ impl Project {
             .and_then(|b| b.get().target())
     }
 
-    /// All three QA roles completed for experiment `id`.
-    fn qa_all(&self, id: u32) {
-        for role in ["health_checker", "code_reviewer", "adversarial_tester"] {
-            self.qa_done(id, role);
-        }
-    }
-
-    /// A QA completion written as factory writes it: chained under the binary's key.
-    fn qa_done(&self, id: u32, role: &str) {
+    /// One QA role's completion for experiment `id`, as factory writes it.
+    fn qa_role(&self, id: u32, role: &str) {
         events::append_in_home(
             &FactoryPaths::new(self.path()),
             self.home.path(),
@@ -84,19 +54,12 @@ pub const FACTORY_MD: &str = "# Score\n\n## Goal\na higher score\n\n## Scope\n- 
 /// language, so no hygiene checks run): fast, and fully decided by the test. Its
 /// factory.md is committed: the gate reads it at the experiment's base commit.
 fn project() -> Project {
-    let dir = tempfile::tempdir().unwrap();
-    let repo = Repository::init(dir.path()).unwrap();
-    repo.set_head("refs/heads/main").unwrap();
-    fs::write(dir.path().join(".gitignore"), ".factory/\n").unwrap();
-    fs::create_dir_all(dir.path().join("src")).unwrap();
-    fs::write(dir.path().join("src/score.txt"), "0.7\n").unwrap();
-    fs::write(dir.path().join("README.md"), "# demo\n").unwrap();
-    fs::write(dir.path().join("factory.md"), FACTORY_MD).unwrap();
-    commit_all(&repo, "init");
-    Project {
-        dir,
-        home: tempfile::tempdir().unwrap(),
-    }
+    Project::init(&[
+        (".gitignore", ".factory/\n"),
+        ("src/score.txt", "0.7\n"),
+        ("README.md", "# demo\n"),
+        ("factory.md", FACTORY_MD),
+    ])
 }
 
 fn begin(p: &Project, hypothesis: &str) -> u32 {
@@ -284,7 +247,7 @@ fn keep_needs_a_passing_precheck_at_the_kept_commit_after_the_last_qa() {
     .unwrap();
     assert_eq!(last["total"], 0.8);
 
-    p.qa_all(id);
+    p.qa_done(id);
     // A precheck record must describe a fresh eval of a clean, committed HEAD.
     let o = p.factory(&["precheck", "--exp", "1", "--allow-dirty"]);
     assert_eq!(o.status.code(), Some(2));
@@ -308,7 +271,7 @@ fn keep_needs_a_passing_precheck_at_the_kept_commit_after_the_last_qa() {
     assert_eq!(record["commit"], second.to_string());
 
     // Nor is a QA run that finished after it.
-    p.qa_done(id, "adversarial_tester");
+    p.qa_role(id, "adversarial_tester");
     let o = keep(&p, id);
     assert_eq!(o.status.code(), Some(1));
     assert!(
@@ -377,7 +340,7 @@ fn a_failed_precheck_cannot_be_kept_and_revert_removes_branch_and_worktree() {
     p.factory(&["eval"]);
     let id = begin(&p, "lower the score");
     build(&p, id, "0.6");
-    p.qa_all(id);
+    p.qa_done(id);
     let o = p.factory(&["precheck", "--exp", "1"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
     let o = keep(&p, id);
