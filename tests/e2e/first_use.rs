@@ -4,36 +4,13 @@
 //! real tests, stays clean, and keeps an honest improvement.
 
 use std::fs;
-use std::path::Path;
-use std::process::Output;
 
-use crate::support::{commit_all, text};
-use assert_cmd::Command;
+use crate::support::{GateProject as Project, commit_all, text};
 use git2::Repository;
 use serde_json::Value;
 
-struct Project {
-    dir: tempfile::TempDir,
-    home: tempfile::TempDir,
-}
-
+/// What only these tests need of the gate's project.
 impl Project {
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn factory(&self, args: &[&str]) -> Output {
-        Command::cargo_bin("factory")
-            .unwrap()
-            .current_dir(self.path())
-            .env("FACTORY_HOME", self.home.path())
-            .env_remove("FACTORY_RUN_ID")
-            .env_remove("FACTORY_RUNNER")
-            .args(args)
-            .output()
-            .unwrap()
-    }
-
     /// `git status` of the user's checkout, ignored files included.
     fn status(&self) -> Vec<String> {
         let repo = Repository::open(self.path()).unwrap();
@@ -54,21 +31,14 @@ const TESTS: &str = "import unittest\n\nfrom calc import add\n\n\nclass CalcTest
 
 /// calc.py, test_calc.py and a committed factory.md: no pyproject.toml, no .gitignore.
 fn plain_python() -> Project {
-    let dir = tempfile::tempdir().unwrap();
-    let repo = Repository::init(dir.path()).unwrap();
-    repo.set_head("refs/heads/main").unwrap();
-    fs::write(dir.path().join("calc.py"), CALC).unwrap();
-    fs::write(dir.path().join("test_calc.py"), TESTS).unwrap();
-    fs::write(
-        dir.path().join("factory.md"),
-        "# Calc\n\n## Goal\nmore tested code\n\n## Scope\n- *.py\n\n## Guards\n\n## Eval command\nfactory eval\n\n## Eval threshold\n0.3\n\n## Constraints\n- none\n",
-    )
-    .unwrap();
-    commit_all(&repo, "calc");
-    Project {
-        dir,
-        home: tempfile::tempdir().unwrap(),
-    }
+    Project::init(&[
+        ("calc.py", CALC),
+        ("test_calc.py", TESTS),
+        (
+            "factory.md",
+            "# Calc\n\n## Goal\nmore tested code\n\n## Scope\n- *.py\n\n## Guards\n\n## Eval command\nfactory eval\n\n## Eval threshold\n0.3\n\n## Constraints\n- none\n",
+        ),
+    ])
 }
 
 #[test]

@@ -56,6 +56,7 @@ impl GateProject {
             .env("FACTORY_HOME", self.home.path())
             .env("TMPDIR", self.tmp.path())
             .env_remove("FACTORY_RUN_ID")
+            .env_remove("FACTORY_RUNNER")
             .env_remove("GATE_TOOL")
             .env_remove("NODE_PATH")
             .args(args);
