@@ -9,115 +9,43 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
-use crate::support::{commit_all, needs, text};
-use assert_cmd::Command;
-use factory_runtime::events::{self, Event};
-use factory_runtime::project::layout::FactoryPaths;
+use crate::support::{GateProject as Project, check, commit_all, needs, text};
 use git2::Repository;
 use serde_json::Value;
 
 /// The set-up docs/configuration.md recommends for a Python project.
 const PYTHON_SETUP: &str = "python3 -m venv .venv && .venv/bin/pip install -e .";
 
-struct Project {
-    dir: tempfile::TempDir,
-    home: tempfile::TempDir,
-    /// The system temp directory factory runs with: the scratch checkouts go here.
-    tmp: tempfile::TempDir,
-    /// `PATH` and `VIRTUAL_ENV` of an activated venv, when the user works in one.
-    venv: Option<PathBuf>,
-    /// More variables for factory's environment (`PYTHONPATH`, …).
-    env: Vec<(String, String)>,
+/// A repository on `main` holding `files`, committed; pip and npm kept offline and quiet.
+fn new_project(files: &[(&str, &str)]) -> Project {
+    let mut p = Project::init(files);
+    for (k, v) in [
+        ("PIP_DISABLE_PIP_VERSION_CHECK", "1"),
+        ("PIP_NO_INDEX", "1"),
+        ("NPM_CONFIG_UPDATE_NOTIFIER", "false"),
+        ("NPM_CONFIG_AUDIT", "false"),
+        ("NPM_CONFIG_FUND", "false"),
+        ("NPM_CONFIG_OFFLINE", "true"),
+    ] {
+        p.env.push((k.into(), v.into()));
+    }
+    p
 }
 
+/// What only these tests need of the gate's project.
 impl Project {
-    /// A repository on `main` holding `files` and committed.
-    fn new(files: &[(&str, &str)]) -> Project {
-        let dir = tempfile::tempdir().unwrap();
-        let repo = Repository::init(dir.path()).unwrap();
-        repo.set_head("refs/heads/main").unwrap();
-        for (rel, body) in files {
-            write(dir.path(), rel, body);
-        }
-        commit_all(&repo, "init");
-        Project {
-            dir,
-            home: tempfile::tempdir().unwrap(),
-            tmp: tempfile::tempdir().unwrap(),
-            venv: None,
-            env: Vec::new(),
-        }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn factory(&self, args: &[&str]) -> Output {
-        let mut c = Command::cargo_bin("factory").expect("binary");
-        c.current_dir(self.path())
-            .env("FACTORY_HOME", self.home.path())
-            .env("TMPDIR", self.tmp.path())
-            .env("PIP_DISABLE_PIP_VERSION_CHECK", "1")
-            .env("PIP_NO_INDEX", "1")
-            .env("NPM_CONFIG_UPDATE_NOTIFIER", "false")
-            .env("NPM_CONFIG_AUDIT", "false")
-            .env("NPM_CONFIG_FUND", "false")
-            .env("NPM_CONFIG_OFFLINE", "true")
-            .env_remove("FACTORY_RUN_ID")
-            .env_remove("PYTHONPATH")
-            .env_remove("NODE_PATH")
-            .args(args);
-        if let Some(venv) = &self.venv {
-            // As `source venv/bin/activate` leaves a shell.
-            let path = std::env::var_os("PATH").unwrap_or_default();
-            let joined = std::env::join_paths(
-                std::iter::once(venv.join("bin")).chain(std::env::split_paths(&path)),
-            )
-            .unwrap();
-            c.env("PATH", joined).env("VIRTUAL_ENV", venv);
-        }
-        c.envs(self.env.iter().map(|(k, v)| (k, v)));
-        c.output().expect("factory runs")
-    }
-
-    fn begin(&self, hypothesis: &str) -> u32 {
-        let o = self.factory(&["begin", "--hypothesis", hypothesis]);
-        assert!(o.status.success(), "{}", text(&o.stderr));
-        text(&o.stdout).trim().parse().unwrap()
-    }
-
-    /// Writes `files` into experiment `id`'s worktree and commits them, as a builder would.
-    fn build(&self, id: u32, files: &[(&str, &str)]) {
-        let wt = self.path().join(format!(".factory/worktrees/exp-{id:03}"));
-        for (rel, body) in files {
-            write(&wt, rel, body);
-        }
-        commit_all(&Repository::open(&wt).unwrap(), "change");
-    }
-
-    fn qa_done(&self, id: u32) {
-        for role in ["health_checker", "code_reviewer", "adversarial_tester"] {
-            events::append_in_home(
-                &FactoryPaths::new(self.path()),
-                self.home.path(),
-                &Event::raw("agent.completed")
-                    .with("role", role)
-                    .with("exp_id", id),
-            )
-            .unwrap();
-        }
-    }
-
-    /// `factory precheck --exp id --json`: exit code and the JSON printed.
-    fn precheck(&self, id: u32) -> (Option<i32>, Value) {
-        let o = self.factory(&["precheck", "--exp", &id.to_string(), "--json"]);
-        let v = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-            panic!("{e}: {}\n{}", text(&o.stdout), text(&o.stderr));
-        });
-        (o.status.code(), v)
+    /// Runs factory as `source venv/bin/activate` leaves a shell: `PATH` and `VIRTUAL_ENV`.
+    fn activate(&mut self, venv: &Path) {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let joined = std::env::join_paths(
+            std::iter::once(venv.join("bin")).chain(std::env::split_paths(&path)),
+        )
+        .unwrap();
+        self.env
+            .push(("PATH".into(), joined.to_string_lossy().into_owned()));
+        self.env
+            .push(("VIRTUAL_ENV".into(), venv.display().to_string()));
     }
 
     /// Commits `rel` with `body` on `main`, in the user's checkout.
@@ -135,32 +63,12 @@ impl Project {
             .and_then(|a| a.iter().find(|f| f["check"] == check).cloned())
             .unwrap_or_else(|| panic!("no {check} finding in {all:#}"))
     }
-
-    fn scratch_left(&self) -> Vec<String> {
-        fs::read_dir(self.tmp.path())
-            .unwrap()
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| {
-                ["factory-gate-", "factory-tests-", "factory-pristine-"]
-                    .iter()
-                    .any(|prefix| n.starts_with(prefix))
-            })
-            .collect()
-    }
 }
 
 fn write(root: &Path, rel: &str, body: &str) {
     let to = root.join(rel);
     fs::create_dir_all(to.parent().unwrap()).unwrap();
     fs::write(to, body).unwrap();
-}
-
-fn check<'a>(report: &'a Value, name: &str) -> &'a Value {
-    report["checks"]
-        .as_array()
-        .and_then(|c| c.iter().find(|c| c["name"] == name))
-        .unwrap_or_else(|| panic!("no check {name} in {report:#}"))
 }
 
 fn factory_md(eval_command: &str, extra: &str) -> String {
@@ -219,7 +127,7 @@ const LRU_TESTS: &str = "import unittest\n\nimport lru\n\n\nclass LevelTest(unit
 const READS_LEVEL: &str = "python3 -c \"import lru; print(lru.LEVEL)\"";
 
 fn python_project(extra_md: &str) -> Project {
-    Project::new(&[
+    new_project(&[
         (".gitignore", ".factory/\n"),
         ("pyproject.toml", PYPROJECT),
         ("_build/backend.py", BACKEND),
@@ -255,7 +163,8 @@ fn an_editable_install_of_the_users_checkout_is_refused_and_a_per_side_venv_meas
     needs("python3");
     let mut p = python_project("");
     let users = tempfile::tempdir().unwrap();
-    p.venv = Some(editable_venv(users.path(), p.path()));
+    let venv = editable_venv(users.path(), p.path());
+    p.activate(&venv);
 
     // Without a set-up, both checkouts would import the user's working copy.
     let id = p.begin("raise the level");
@@ -369,7 +278,7 @@ fn a_test_runner_that_cannot_start_is_an_error_not_a_revert() {
 #[test]
 fn a_module_the_change_deletes_is_scored_as_its_regression_not_an_error() {
     needs("python3");
-    let p = Project::new(&[
+    let p = new_project(&[
         (".gitignore", ".factory/\n"),
         ("calc.py", "def add(a, b):\n    return a + b\n"),
         (
@@ -423,7 +332,7 @@ fn pythonpath_pointing_at_the_users_checkout_is_refused_by_name() {
 
 #[test]
 fn a_failing_setup_command_is_an_error_naming_command_side_exit_and_cause() {
-    let p = Project::new(&[
+    let p = new_project(&[
         (".gitignore", ".factory/\n"),
         ("src/level.txt", "0.3\n"),
         (
@@ -463,7 +372,7 @@ const SCORE_JS: &str = "const { double } = require('dep');\nconsole.log(JSON.str
 const JS_TEST: &str = "const test = require('node:test');\nconst assert = require('node:assert');\nconst { double } = require('dep');\n\ntest('doubles', () => {\n  assert.strictEqual(double(2), 4);\n});\n";
 
 fn js_project() -> Project {
-    Project::new(&[
+    new_project(&[
         (".gitignore", ".factory/\nnode_modules/\n"),
         (
             "package.json",
@@ -555,7 +464,7 @@ fn a_js_project_without_node_modules_is_refused_then_set_up_by_setup_and_measure
 #[test]
 fn a_js_test_command_that_is_not_installed_is_an_error_not_a_revert() {
     needs("npm");
-    let p = Project::new(&[
+    let p = new_project(&[
         (".gitignore", ".factory/\n"),
         (
             "package.json",

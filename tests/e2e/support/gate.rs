@@ -59,6 +59,7 @@ impl GateProject {
             .env_remove("FACTORY_RUNNER")
             .env_remove("GATE_TOOL")
             .env_remove("NODE_PATH")
+            .env_remove("PYTHONPATH")
             .args(args);
         for (k, v) in &self.env {
             c.env(k, v);
