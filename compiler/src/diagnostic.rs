@@ -76,6 +76,7 @@ codes! {
     MissingStart = "FWF025", Error, "a workflow has no `start ->` edge";
     UnknownArtifact = "FWF026", Error, "`reads` names an artifact that is not declared";
     ParallelCount = "FWF027", Error, "a `parallel` block's count is outside 1..=8";
+    ParallelBody = "FWF028", Error, "a node's `in=` does not match the parallel branches it is on";
     UnreadArtifact = "FWF101", Warning, "an artifact is read but no upstream node writes it";
     UnusedImport = "FWF102", Warning, "an import is not used";
     UnusedKnob = "FWF103", Warning, "a knob is not used";

@@ -1,7 +1,8 @@
 //! One fixture pair per diagnostic code, checked through the salsa database the command
 //! line and the language server use:
 //!
-//! - `tests/diagnostics/FWFnnn.fwf` reports FWFnnn (and nothing else, unless listed in
+//! - `tests/diagnostics/FWFnnn.fwf` (`.fwir` for the rules only IR text can break, see
+//!   [`IR_ONLY`]) reports FWFnnn (and nothing else, unless listed in
 //!   [`ALSO`]); its rendered report is pinned by a snapshot;
 //! - `tests/diagnostics/FWFnnn.fixed.fwf`, the same workflow with the fix applied,
 //!   reports nothing at all;
@@ -15,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use factory_compiler::check::file_diagnostics;
+use factory_compiler::check::ir_text::ir_file_diagnostics;
 use factory_compiler::db::{Database, Db, Loader};
 use factory_compiler::diagnostic::{Code, Diagnostic};
 use factory_compiler::host::BUILTIN_ROLES;
@@ -24,6 +26,23 @@ const ALSO: &[(Code, &[Code])] = &[
     // The subgraph the missing file would have declared is unknown too.
     (Code::UnknownImport, &[Code::UnknownSubgraph]),
 ];
+
+/// Codes that lowering a `.fwf` file never breaks, so only IR text shows them.
+const IR_ONLY: &[Code] = &[
+    // Lowering writes every body node's `in=`; hand-written or mutated IR may not.
+    Code::ParallelBody,
+];
+
+/// The fixture of `code`, or its fixed form.
+fn fixture(code: Code, fixed: bool) -> String {
+    let ext = if IR_ONLY.contains(&code) {
+        "fwir"
+    } else {
+        "fwf"
+    };
+    let fixed = if fixed { ".fixed" } else { "" };
+    format!("{}{fixed}.{ext}", code.as_str())
+}
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/diagnostics")
@@ -62,6 +81,9 @@ fn roles() -> Option<BTreeSet<String>> {
 fn diagnose(db: &Database, key: &str) -> Vec<Diagnostic> {
     let file = db.file(key);
     assert!(file.exists(db), "{key} is missing");
+    if key.ends_with(".fwir") {
+        return ir_file_diagnostics(db, file).clone();
+    }
     file_diagnostics(db, file).clone()
 }
 
@@ -103,12 +125,7 @@ fn codes(diags: &[Diagnostic]) -> Vec<&'static str> {
 fn every_code_has_a_failing_and_a_fixed_fixture() {
     let missing: Vec<String> = Code::ALL
         .iter()
-        .flat_map(|c| {
-            [
-                format!("{}.fwf", c.as_str()),
-                format!("{}.fixed.fwf", c.as_str()),
-            ]
-        })
+        .flat_map(|c| [fixture(*c, false), fixture(*c, true)])
         .filter(|name| !fixtures().join(name).is_file())
         .collect();
     assert!(
@@ -120,7 +137,7 @@ fn every_code_has_a_failing_and_a_fixed_fixture() {
 #[test]
 fn each_fixture_reports_its_code_and_nothing_unrelated() {
     for &code in Code::ALL {
-        let key = format!("{}.fwf", code.as_str());
+        let key = fixture(code, false);
         let (_, diags) = check_fixture(&key);
         assert!(
             diags.iter().any(|d| d.code == code),
@@ -153,7 +170,7 @@ fn each_fixture_reports_its_code_and_nothing_unrelated() {
 #[test]
 fn each_fixed_fixture_is_clean() {
     for &code in Code::ALL {
-        let key = format!("{}.fixed.fwf", code.as_str());
+        let key = fixture(code, true);
         let (db, diags) = check_fixture(&key);
         assert!(
             diags.is_empty(),
@@ -166,7 +183,7 @@ fn each_fixed_fixture_is_clean() {
 #[test]
 fn rendered_reports() {
     for &code in Code::ALL {
-        let key = format!("{}.fwf", code.as_str());
+        let key = fixture(code, false);
         let (db, diags) = check_fixture(&key);
         insta::assert_snapshot!(code.as_str(), render(&db, &diags));
     }
@@ -199,7 +216,7 @@ fn diagnostics_doc_covers_every_code_with_its_fixture_and_report() {
             code.as_str(),
             code.title()
         );
-        let key = format!("{}.fwf", code.as_str());
+        let key = fixture(code, false);
         let source = std::fs::read_to_string(fixtures().join(&key)).expect("fixture");
         assert!(
             text.contains(&source),

@@ -90,8 +90,8 @@ knob n int default=2 min=1 max=4
 node end end
 node start start
 node p parallel count=2 count_knob=n isolation=\"worktrees\"
-node p.a agent role=\"builder\"
-node p.b agent role=\"builder\"
+node p.a agent in=p role=\"builder\"
+node p.b agent in=p role=\"builder\"
 node g gate evaluator=agent role=\"ceo\"
 node pick select strategy=\"best_score\"
 node fix agent role=\"builder\"
@@ -145,6 +145,13 @@ fn irs_with_no_faithful_fwf_are_refused_with_the_reason() {
         ),
         // Names .fwf cannot write.
         ("p.a", "p.a-x", "node `p.a-x` is not a .fwf name"),
+        // A body node whose id does not say its block (a .fwf body names its nodes
+        // under the block's name).
+        (
+            "p.b",
+            "b",
+            "node `b` is in the body of parallel `p` but its id does not start with `p.`",
+        ),
         (
             "workflow w\n",
             "workflow w-2\n",
@@ -175,8 +182,8 @@ fn irs_with_no_faithful_fwf_are_refused_with_the_reason() {
         ),
         // A read by a name nothing declares with that path.
         (
-            "node p.b agent role=\"builder\"",
-            "node p.b agent role=\"builder\" reads=[{\"name\":\"plan\",\"path\":\"x.md\"}]",
+            "node p.b agent in=p role=\"builder\"",
+            "node p.b agent in=p role=\"builder\" reads=[{\"name\":\"plan\",\"path\":\"x.md\"}]",
             "reads the artifact `plan` (x.md)",
         ),
     ];

@@ -163,7 +163,11 @@ fn kind() -> impl Strategy<Value = NodeKind> {
 /// Any canonical IR: unique node ids and knob names, edges mostly between declared
 /// nodes (some dangling), reloops with and without bounds.
 fn ir() -> impl Strategy<Value = Ir> {
-    let nodes = prop::collection::btree_map(name(), (kind(), attrs()), 0..8);
+    let nodes = prop::collection::btree_map(
+        name(),
+        (kind(), proptest::option::of(name()), attrs()),
+        0..8,
+    );
     let knobs = prop::collection::btree_map(name(), knob(), 0..4);
     let meta = (
         name(),
@@ -217,7 +221,12 @@ fn ir() -> impl Strategy<Value = Ir> {
                         .collect(),
                     nodes: nodes
                         .into_iter()
-                        .map(|(id, (kind, attrs))| Node { id, kind, attrs })
+                        .map(|(id, (kind, parallel, attrs))| Node {
+                            id,
+                            kind,
+                            parallel,
+                            attrs,
+                        })
                         .collect(),
                     edges,
                 };

@@ -219,6 +219,12 @@ impl fmt::Display for NodeKind {
 pub struct Node {
     pub id: String,
     pub kind: NodeKind,
+    /// The `parallel` node whose body holds this node (the innermost one, when bodies
+    /// nest): each branch runs the nodes that name it. Set by lowering, checked by the
+    /// validator against the graph (FWF028), so the executor, the emitters and the
+    /// outer loop read membership here and never from the id's spelling.
+    #[serde(default, rename = "in", skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<String>,
     #[serde(default, skip_serializing_if = "Attrs::is_empty")]
     pub attrs: Attrs,
 }
@@ -392,6 +398,21 @@ impl Ir {
 
     pub fn knob(&self, name: &str) -> Option<&Knob> {
         self.knobs.iter().find(|k| k.name == name)
+    }
+
+    /// Whether node `id` is in the body of `parallel` node `p`, directly or inside a
+    /// body nested in it. (The walk up the `in` chain stops after as many steps as there
+    /// are nodes, so a cyclic chain in hostile IR ends; FWF028 reports it.)
+    pub fn in_body(&self, p: &str, id: &str) -> bool {
+        let mut at = self.node(id).and_then(|n| n.parallel.as_deref());
+        for _ in 0..self.nodes.len() {
+            match at {
+                None => return false,
+                Some(q) if q == p => return true,
+                Some(q) => at = self.node(q).and_then(|n| n.parallel.as_deref()),
+            }
+        }
+        false
     }
 }
 

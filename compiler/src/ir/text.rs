@@ -23,7 +23,8 @@
 //! input [<name>] <string>                          one per input, in declared order
 //! knob <name> int|float|string|bool default=<lit> [min=<lit>] [max=<lit>]
 //!      [choices=<string array>] [expandable]       sorted by name
-//! node <id> <kind> [async] <key>=<value>*          sorted by id; keys in NODE_KEYS order
+//! node <id> <kind> [async] [in=<id>] <key>=<value>*
+//!                                                  sorted by id; keys in NODE_KEYS order
 //! edge <id> -> <id> [proceed|reloop|halt|fail] [max=<n>] [max_knob=<name>]
 //!                                                  sorted by (from, to, label, ...)
 //! ```
@@ -36,7 +37,7 @@
 //! `agent|fn|user`, `timeout`/`count` are integers, `count_knob` is a name, `outcomes` a
 //! JSON array of labels, `reads`/`writes` JSON arrays whose items are a path string or
 //! `{"name":..,"path":..}`, `checks` a JSON array of `"exists"`, `{"min_size":n}`,
-//! `{"contains":".."}`. A node line lists only the attributes that differ from the
+//! `{"contains":".."}`. `in=` names the `parallel` node whose body holds the node. A node line lists only the attributes that differ from the
 //! default. Blank lines and lines starting with `#` are ignored on input and never
 //! printed; lines may come in any order on input (inputs keep their relative order).
 //!
@@ -170,6 +171,9 @@ fn node_line(out: &mut String, node: &Node) {
     let _ = write!(out, "node {} {}", lex::name(&node.id), node.kind.as_str());
     if a.is_async {
         out.push_str(" async");
+    }
+    if let Some(p) = &node.parallel {
+        let _ = write!(out, " in={}", lex::name(p));
     }
     // Keep in the order of NODE_KEYS.
     let mut kv = |key: &str, value: String| {

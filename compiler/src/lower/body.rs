@@ -57,6 +57,8 @@ pub(super) struct Scope {
     pub(super) file: String,
     pub(super) key: String,
     pub(super) prefix: String,
+    /// The `parallel` node whose body this is (the innermost), if any.
+    pub(super) parallel: Option<String>,
     pub(super) top: bool,
     /// Whether the workflow's knobs can be named here: in the workflow and its parallel
     /// blocks, not in subgraphs (they receive values through parameters).
@@ -101,6 +103,7 @@ impl Scope {
             file: cx.file.clone(),
             key: cx.key.clone(),
             prefix: cx.prefix.clone(),
+            parallel: cx.parallel.clone(),
             // Only flows tell `end` apart inside and outside a subgraph; a node does not.
             top: true,
             knobs: true,
@@ -181,6 +184,7 @@ impl<'a> Lowering<'a> {
             file: file.to_string(),
             key: decl.name.clone(),
             prefix: String::new(),
+            parallel: None,
             top: true,
             knobs: true,
             params: BTreeMap::new(),
@@ -210,6 +214,7 @@ impl<'a> Lowering<'a> {
             self.nodes.push(Node {
                 id: id.to_string(),
                 kind,
+                parallel: None,
                 attrs: Attrs::default(),
             });
             self.origins
@@ -242,6 +247,7 @@ impl<'a> Lowering<'a> {
             file: file.to_string(),
             key: decl.name.clone(),
             prefix: format!("{}.", decl.name),
+            parallel: None,
             top: false,
             knobs: false,
             params,
@@ -559,6 +565,7 @@ impl<'a> Lowering<'a> {
             file: scope.file.clone(),
             key: scope.key.clone(),
             prefix: scope.prefix.clone(),
+            parallel: scope.parallel.clone(),
             knobs: self.knobs.clone(),
             artifacts: scope.artifacts.clone(),
             headless: self.headless,

@@ -67,6 +67,7 @@ impl Lowering<'_> {
             file: file.clone(),
             key: decl.name.clone(),
             prefix: format!("{}{}.", scope.prefix, u.alias),
+            parallel: scope.parallel.clone(),
             top: false,
             knobs: false,
             params,
@@ -364,12 +365,14 @@ impl Lowering<'_> {
         self.nodes.push(Node {
             id: id.clone(),
             kind: NodeKind::Parallel,
+            parallel: scope.parallel.clone(),
             attrs,
         });
         let mut inner = Scope {
             file: scope.file.clone(),
             key: format!("{}/{}", scope.key, p.name),
             prefix: format!("{id}."),
+            parallel: Some(id.clone()),
             top: false,
             knobs: scope.knobs,
             params: scope.params.clone(),

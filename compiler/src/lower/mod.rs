@@ -134,6 +134,8 @@ pub struct NodeScope {
     pub key: String,
     /// Prepended to its name to make its id.
     pub prefix: String,
+    /// The `parallel` node whose body it is in, if any.
+    pub parallel: Option<String>,
     /// The workflow's knobs, for knob references.
     pub knobs: Vec<Knob>,
     /// The artifacts its `reads` may name.
@@ -483,6 +485,7 @@ fn standalone(
         nodes.push(Node {
             id: id.to_string(),
             kind,
+            parallel: None,
             attrs: Attrs::default(),
         });
     }
@@ -494,6 +497,7 @@ fn standalone(
         nodes.push(Node {
             id: p.name.clone(),
             kind: NodeKind::Agent,
+            parallel: None,
             attrs: Attrs::default(),
         });
         edges.push(edge(&p.name, END, None));

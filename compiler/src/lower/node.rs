@@ -107,6 +107,7 @@ impl Lowering<'_> {
         Node {
             id,
             kind: n.kind,
+            parallel: scope.parallel.clone(),
             attrs: a,
         }
     }

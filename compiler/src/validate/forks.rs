@@ -67,11 +67,93 @@ pub(super) fn check(ir: &Ir, g: &Graph, out: &mut Vec<Finding>) {
     for j in g.g.node_indices().filter(|&n| is_join(g.kind(n))) {
         m.check_join(j, closed_by.get(&j).map(Vec::as_slice).unwrap_or(&[]));
     }
+    m.check_bodies(&forks);
 }
 
 impl Matcher<'_> {
     fn node_ref(&self, n: NodeIndex) -> IrRef {
         IrRef::Node(self.g.id(n).to_string())
+    }
+
+    /// Each node's `in` names the `parallel` whose branches it is on: the innermost
+    /// parallel node whose region holds it (FWF028). The executor runs exactly the nodes
+    /// that name a parallel node as its branches, so a node on the branches that does
+    /// not name it, or one that names it from elsewhere, would pass every other rule and
+    /// run wrong. Parallel nodes whose region is unknown were reported already; nodes
+    /// naming them are not judged again.
+    fn check_bodies(&mut self, forks: &[NodeIndex]) {
+        let g = self.g;
+        let region = |f: NodeIndex| match self.memo.get(&f) {
+            Some(Memo::Done(Some(r))) => Some(r),
+            _ => None,
+        };
+        // Where each node is: the parallel whose region holds it and no nested
+        // parallel's region does.
+        let mut expected: rustc_hash::FxHashMap<NodeIndex, NodeIndex> = Default::default();
+        let mut known: HashSet<NodeIndex> = HashSet::new();
+        for &p in forks
+            .iter()
+            .filter(|&&f| g.kind(f) == Some(NodeKind::Parallel))
+        {
+            let Some(r) = region(p) else { continue };
+            known.insert(p);
+            let nested: HashSet<NodeIndex> = r
+                .nodes
+                .iter()
+                .filter(|&&n| g.kind(n) == Some(NodeKind::Parallel))
+                .filter_map(|&n| region(n))
+                .flat_map(|inner| inner.nodes.iter().copied())
+                .collect();
+            for &n in r.nodes.iter().filter(|n| !nested.contains(n)) {
+                expected.insert(n, p);
+            }
+        }
+        let mut found = Vec::new();
+        for (i, node) in self.ir.nodes.iter().enumerate() {
+            let n = NodeIndex::new(i);
+            let declared = node.parallel.as_deref();
+            let on = expected.get(&n).map(|&p| g.id(p));
+            let finding = match (declared, on) {
+                (Some(d), _) if !matches!(self.ir.node(d), Some(p) if p.kind == NodeKind::Parallel) => {
+                    Finding::new(
+                        Code::ParallelBody,
+                        self.node_ref(n),
+                        format!("node `{}` says it is in the body of `{d}`, which is not a parallel node", node.id),
+                    )
+                    .label("in=")
+                    .help(match on {
+                        Some(p) => format!("it is on the branches of `{p}`: write `in={p}`"),
+                        None => "remove its `in=`: it is on no parallel node's branches".to_string(),
+                    })
+                }
+                (Some(d), _) if g.index.get(d).is_some_and(|p| !known.contains(p)) => continue,
+                (d, p) if d == p => continue,
+                (None, None) => continue,
+                (None, Some(p)) => Finding::new(
+                    Code::ParallelBody,
+                    self.node_ref(n),
+                    format!("node `{}` is on the branches of parallel `{p}` but not in its body", node.id),
+                )
+                .label("no `in=`")
+                .help(format!("write `in={p}` on its node line, so each branch runs it")),
+                (Some(d), None) => Finding::new(
+                    Code::ParallelBody,
+                    self.node_ref(n),
+                    format!("node `{}` is in the body of parallel `{d}` but not on its branches", node.id),
+                )
+                .label(format!("in={d}"))
+                .help(format!("remove its `in={d}`, or route the branches of `{d}` through it")),
+                (Some(d), Some(p)) => Finding::new(
+                    Code::ParallelBody,
+                    self.node_ref(n),
+                    format!("node `{}` is on the branches of parallel `{p}`, not of `{d}`", node.id),
+                )
+                .label(format!("in={d}"))
+                .help(format!("write `in={p}`")),
+            };
+            found.push(finding.about(Subject::Node(node.id.clone())));
+        }
+        self.out.extend(found);
     }
 
     /// Matches fork `f` with its join, memoized; nested forks are matched first and

@@ -154,6 +154,7 @@ pub fn skeleton(ir: &Ir) -> Ir {
             .map(|n| crate::ir::Node {
                 id: n.id.clone(),
                 kind: n.kind,
+                parallel: n.parallel.clone(),
                 attrs: crate::ir::Attrs {
                     reads: n.attrs.reads.clone(),
                     writes: n.attrs.writes.clone(),

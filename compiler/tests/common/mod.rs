@@ -11,7 +11,16 @@ pub fn node(id: &str, kind: NodeKind, attrs: Attrs) -> Node {
     Node {
         id: id.to_string(),
         kind,
+        parallel: None,
         attrs,
+    }
+}
+
+/// A node in the body of `parallel` node `p`.
+pub fn body_node(p: &str, id: &str, kind: NodeKind, attrs: Attrs) -> Node {
+    Node {
+        parallel: Some(p.to_string()),
+        ..node(id, kind, attrs)
     }
 }
 
@@ -92,6 +101,15 @@ pub fn representative() -> Ir {
                 ..Attrs::default()
             },
         ),
+        body_node(
+            "explore",
+            "explore.try",
+            NodeKind::Agent,
+            Attrs {
+                role: s("builder"),
+                ..Attrs::default()
+            },
+        ),
         node(
             "pick",
             NodeKind::Select,
@@ -150,7 +168,8 @@ pub fn representative() -> Ir {
         edge("bench", "join1", None),
         edge("bench", "end", Some(Label::Fail)),
         edge("join1", "explore", None),
-        edge("explore", "pick", None),
+        edge("explore", "explore.try", None),
+        edge("explore.try", "pick", None),
         edge("pick", "qa.gate", None),
         edge("qa.gate", "notify", Some(Label::Proceed)),
         reloop("qa.gate", "qa.fix", 3, None),

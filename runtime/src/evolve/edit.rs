@@ -3,10 +3,10 @@
 
 use factory_compiler::ir::{Artifact, Edge, Ir, Label, Node, NodeKind};
 
-/// An id not yet used in `ir`: `evo_<stem>_<n>` with the smallest free `n`, inside the
-/// body of the `parallel` node `body` (`<body>.evo_<stem>_<n>`) when given — a node is in
-/// a parallel body by its id's prefix, so a node spliced into a body must carry it. The
-/// `evo_` makes inserted nodes easy to spot in a diff against the seed.
+/// An id not yet used in `ir`: `evo_<stem>_<n>` with the smallest free `n`, spelled
+/// `<body>.evo_<stem>_<n>` inside the body of the `parallel` node `body`, as the
+/// compiler names body nodes (the node's `in=` is what makes it a body node). The `evo_`
+/// makes inserted nodes easy to spot in a diff against the seed.
 pub fn fresh_id(ir: &Ir, stem: &str, body: Option<&str>) -> String {
     let prefix = body.map(|b| format!("{b}.")).unwrap_or_default();
     (1..)
@@ -15,13 +15,9 @@ pub fn fresh_id(ir: &Ir, stem: &str, body: Option<&str>) -> String {
         .unwrap_or_else(|| format!("{prefix}evo_{stem}"))
 }
 
-/// The `parallel` node whose body holds `id` (its id starts with `<parallel>.`), if any.
+/// The `parallel` node whose body holds `id` (the innermost), if any.
 pub fn body_of<'a>(ir: &'a Ir, id: &str) -> Option<&'a str> {
-    ir.nodes
-        .iter()
-        .filter(|n| n.kind == NodeKind::Parallel)
-        .map(|n| n.id.as_str())
-        .find(|p| id.strip_prefix(p).is_some_and(|rest| rest.starts_with('.')))
+    ir.node(id)?.parallel.as_deref()
 }
 
 /// Edges leaving `id`.

@@ -91,6 +91,7 @@ pub fn parallelize(ir: &Ir, src: &mut Source) -> Option<Ir> {
         out.nodes.push(Node {
             id,
             kind,
+            parallel: body.map(str::to_string),
             attrs: Default::default(),
         });
     }

@@ -100,6 +100,7 @@ pub fn node_insert(ir: &Ir, src: &mut Source) -> Option<Ir> {
     out.nodes.push(Node {
         id: id.clone(),
         kind: node.0,
+        parallel: body.map(str::to_string),
         attrs: node.1,
     });
     out.edges.push(Edge { to: id, ..edge });

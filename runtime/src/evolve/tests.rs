@@ -538,7 +538,7 @@ fn a_node_spliced_into_a_parallel_body_belongs_to_the_body() {
         // into is (a body's exit edge included).
         let next = out.edges.iter().find(|e| e.from == *id).unwrap();
         let prev = out.edges.iter().find(|e| e.to == *id).unwrap();
-        let in_body = |n: &str| n.starts_with("branches.");
+        let in_body = |n: &str| out.in_body("branches", n);
         assert_eq!(
             in_body(id),
             in_body(&prev.from) || in_body(&next.to),

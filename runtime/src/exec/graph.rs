@@ -88,14 +88,10 @@ impl Graph {
         self.ir.edges[e].max.unwrap_or(DEFAULT_RELOOP_MAX)
     }
 
-    /// Whether node `n` belongs to the body of `parallel` node `p` (its ids are
-    /// prefixed with the parallel node's id, as the compiler lowers them).
+    /// Whether node `n` belongs to the body of `parallel` node `p` (the IR says so on
+    /// each node, checked by the compiler's FWF028).
     pub fn in_body(&self, p: usize, n: usize) -> bool {
-        let prefix = &self.node(p).id;
-        self.node(n)
-            .id
-            .strip_prefix(prefix.as_str())
-            .is_some_and(|rest| rest.starts_with('.'))
+        self.ir.in_body(&self.node(p).id, &self.node(n).id)
     }
 
     /// Where the walk goes once `node` is done: its unconditional targets, or, for a
@@ -128,11 +124,23 @@ impl Graph {
         let pid = self.node(p).id.clone();
         let body: Vec<usize> = (0..self.len()).filter(|&n| self.in_body(p, n)).collect();
         let is_body = |id: &str| self.id(id).is_some_and(|n| self.in_body(p, n));
-        let mut nodes: Vec<Node> = body.iter().map(|&n| self.node(n).clone()).collect();
+        // In the branch's own workflow the body is the top level; bodies nested in it
+        // stay bodies.
+        let mut nodes: Vec<Node> = body
+            .iter()
+            .map(|&n| {
+                let mut node = self.node(n).clone();
+                if node.parallel.as_deref() == Some(pid.as_str()) {
+                    node.parallel = None;
+                }
+                node
+            })
+            .collect();
         for (id, kind) in [(START, NodeKind::Start), (END, NodeKind::End)] {
             nodes.push(Node {
                 id: id.to_string(),
                 kind,
+                parallel: None,
                 attrs: Default::default(),
             });
         }

@@ -238,8 +238,9 @@ fn a_long_chain_does_not_recurse() {
 /// A parallel node whose body is a gate that goes on to a select or to a discard.
 const PARALLEL: &str = "node start start\nnode plan fn run=\"p\"\n\
 node branches parallel count=2 isolation=\"worktrees\"\n\
-node branches.build fn run=\"b\"\nnode branches.check gate evaluator=fn run=\"c\"\n\
-node branches.discard fn run=\"d\"\n\
+node branches.build fn in=branches run=\"b\"\n\
+node branches.check gate in=branches evaluator=fn run=\"c\"\n\
+node branches.discard fn in=branches run=\"d\"\n\
 node best select strategy=\"best_score\"\nnode keep fn run=\"k\"\nnode end end\n\
 edge start -> plan\nedge plan -> branches\nedge branches -> branches.build\n\
 edge branches.build -> branches.check\nedge branches.check -> best proceed\n\

@@ -403,8 +403,8 @@ mod tests {
     #[test]
     fn branches_count_for_the_body_and_structural_nodes_are_done_once_passed() {
         let text = "fwir 1\nworkflow t\nnode start start\nnode par parallel count=2 isolation=\"worktrees\"\n\
-                    node par.split fork\nnode par.a fn run=\"a\"\nnode par.b fn run=\"b\"\n\
-                    node par.merged join\nnode after fn run=\"x\"\nnode end end\n\
+                    node par.split fork in=par\nnode par.a fn in=par run=\"a\"\n\
+                    node par.b fn in=par run=\"b\"\nnode par.merged join in=par\nnode after fn run=\"x\"\nnode end end\n\
                     edge start -> par\nedge par -> par.split\nedge par.split -> par.a\n\
                     edge par.split -> par.b\nedge par.a -> par.merged\nedge par.b -> par.merged\n\
                     edge par.merged -> after\nedge after -> end\n";

@@ -64,7 +64,7 @@ pub(super) fn layout(ir: &Ir) -> Result<Vec<Body<'_>>, String> {
         .collect();
     parallels.sort_by_key(|n| (n.id.len(), n.id.as_str()));
     for p in &parallels {
-        let parent = enclosing(&of_parallel, &p.id);
+        let parent = enclosing(&of_parallel, p)?;
         of_parallel.insert(&p.id, bodies.len());
         bodies.push(Body {
             prefix: format!("{}.", p.id),
@@ -77,15 +77,12 @@ pub(super) fn layout(ir: &Ir) -> Result<Vec<Body<'_>>, String> {
         if n.id == START || n.id == END {
             continue;
         }
-        let b = enclosing(&of_parallel, &n.id);
+        let b = enclosing(&of_parallel, n)?;
         bodies[b].nodes.push(n);
     }
-    let body_of = |id: &str| {
-        if id == END || id == START {
-            0
-        } else {
-            enclosing(&of_parallel, id)
-        }
+    let body_of = |id: &str| match ir.node(id) {
+        Some(n) if id != END && id != START => enclosing(&of_parallel, n).unwrap_or(0),
+        _ => 0,
     };
     // For each parallel body: its exits (source, label) and where each leads.
     let mut exits: BTreeMap<usize, Ways> = BTreeMap::new();
@@ -207,11 +204,31 @@ pub(super) fn layout(ir: &Ir) -> Result<Vec<Body<'_>>, String> {
 }
 
 /// The body `id` is declared in: that of the longest parallel id it extends.
-fn enclosing(of_parallel: &BTreeMap<&str, usize>, id: &str) -> usize {
-    id.match_indices('.')
-        .rev()
-        .find_map(|(i, _)| of_parallel.get(&id[..i]).copied())
-        .unwrap_or(0)
+/// The body `n` is declared in: its parallel node's (the IR's `in=`), whose id must
+/// prefix `n`'s, since a `.fwf` body names its nodes under its block's name.
+fn enclosing(of_parallel: &BTreeMap<&str, usize>, n: &Node) -> Result<usize, String> {
+    let Some(p) = n.parallel.as_deref() else {
+        return Ok(0);
+    };
+    let Some(&b) = of_parallel.get(p) else {
+        return Err(format!(
+            "node `{}` is in the body of `{p}`, which is not a parallel node (or is nested \
+             in a body declared after it)",
+            n.id
+        ));
+    };
+    if !n
+        .id
+        .strip_prefix(p)
+        .is_some_and(|rest| rest.starts_with('.'))
+    {
+        return Err(format!(
+            "node `{}` is in the body of parallel `{p}` but its id does not start with \
+             `{p}.`; a .fwf parallel block names its nodes under the block's name",
+            n.id
+        ));
+    }
+    Ok(b)
 }
 
 /// An edge out of a parallel node: it must lead, unlabelled, into the node's own body.

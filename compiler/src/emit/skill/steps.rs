@@ -31,12 +31,15 @@ pub(super) struct StepView {
 
 /// The graph around the steps: numbers by node id, edges by source, parallel blocks.
 pub(super) struct Context<'a> {
+    ir: &'a Ir,
     pub numbers: BTreeMap<&'a str, usize>,
     out: BTreeMap<&'a str, Vec<&'a Edge>>,
     into: BTreeMap<&'a str, Vec<&'a Edge>>,
-    /// Parallel blocks by id: looked up by prefix, so finding a node's block costs the
-    /// dots in its id, not a scan of every node (which made emitting quadratic).
+    /// Parallel blocks by id.
     parallels: BTreeMap<&'a str, &'a Node>,
+    /// First and last step numbers of each parallel block's body (nested bodies
+    /// included), found in one pass over the steps.
+    body_ranges: BTreeMap<&'a str, (usize, usize)>,
     /// Nodes that run after an experiment is begun: their agents work in its worktree.
     in_experiment: std::collections::BTreeSet<&'a str>,
     /// Nodes that begin an experiment.
@@ -62,6 +65,17 @@ impl<'a> Context<'a> {
             .filter(|p| p.kind == NodeKind::Parallel)
             .map(|p| (p.id.as_str(), p))
             .collect();
+        let mut body_ranges: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+        for (i, n) in order.iter().enumerate() {
+            // Up the `in` chain, at most once per node (a cycle in hostile IR ends).
+            let mut at = n.parallel.as_deref();
+            for _ in 0..ir.nodes.len() {
+                let Some(p) = at else { break };
+                let (lo, hi) = body_ranges.entry(p).or_insert((usize::MAX, 0));
+                (*lo, *hi) = ((*lo).min(i + 1), (*hi).max(i + 1));
+                at = ir.node(p).and_then(|q| q.parallel.as_deref());
+            }
+        }
         let in_experiment = after_begin(ir, &out);
         let begins = ir
             .nodes
@@ -70,19 +84,20 @@ impl<'a> Context<'a> {
             .map(|n| n.id.as_str())
             .collect();
         Context {
+            ir,
             begins,
             numbers,
             out,
             into,
             parallels,
+            body_ranges,
             in_experiment,
         }
     }
 
     /// Whether a node of parallel block `parallel`'s body begins an experiment.
     fn body_begins_experiment(&self, parallel: &str) -> bool {
-        let prefix = format!("{parallel}.");
-        self.begins.iter().any(|id| id.starts_with(&prefix))
+        self.begins.iter().any(|id| self.ir.in_body(parallel, id))
     }
 
     /// ` --exp {{exp_id}}` for an agent that works on the experiment begun before it.
@@ -121,27 +136,15 @@ impl<'a> Context<'a> {
         join_and(&refs)
     }
 
-    /// The innermost parallel block whose body holds `id`: the longest `p` with `id`
-    /// starting `p.`.
+    /// The innermost parallel block whose body holds `id`.
     pub fn parallel_of(&self, id: &str) -> Option<&'a Node> {
-        id.rmatch_indices('.')
-            .find_map(|(dot, _)| self.parallels.get(&id[..dot]).copied())
+        let p = self.ir.node(id)?.parallel.as_deref()?;
+        self.parallels.get(p).copied()
     }
 
-    /// First and last step numbers of a parallel block's body: the ids starting
-    /// `parallel.`, which sit together in the sorted map.
+    /// First and last step numbers of a parallel block's body (nested bodies included).
     fn body_range(&self, parallel: &str) -> Option<(usize, usize)> {
-        let prefix = format!("{parallel}.");
-        let body = self
-            .numbers
-            .range::<str, _>((
-                std::ops::Bound::Included(prefix.as_str()),
-                std::ops::Bound::Unbounded,
-            ))
-            .take_while(|(id, _)| id.starts_with(&prefix))
-            .map(|(_, n)| *n);
-        let (min, max) = body.fold((usize::MAX, 0), |(lo, hi), n| (lo.min(n), hi.max(n)));
-        (max > 0).then_some((min, max))
+        self.body_ranges.get(parallel).copied()
     }
 }
 

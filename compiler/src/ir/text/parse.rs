@@ -320,6 +320,7 @@ impl Parser<'_> {
             ));
         };
         let mut attrs = Attrs::default();
+        let mut parallel = None;
         let mut seen = Seen::default();
         for tok in &toks[3..] {
             let Some((key, value)) = tok.pair() else {
@@ -331,9 +332,21 @@ impl Parser<'_> {
                 return Err(unknown_node_key(tok));
             };
             seen.check(&key, key.text)?;
+            if key.text == "in" {
+                parallel = Some(parse_name(&value, "parallel node id")?);
+                continue;
+            }
             node_attr(&mut attrs, &key, &value)?;
         }
-        self.nodes.push((Node { id, kind, attrs }, span));
+        self.nodes.push((
+            Node {
+                id,
+                kind,
+                parallel,
+                attrs,
+            },
+            span,
+        ));
         Ok(())
     }
 
@@ -561,7 +574,7 @@ fn unknown_key(tok: &Tok<'_>, item: &str, keys: &str) -> TextError {
 }
 
 fn unknown_node_key(tok: &Tok<'_>) -> TextError {
-    unknown_key(tok, "node", &format!("async, {}", NODE_KEYS.join(", ")))
+    unknown_key(tok, "node", &format!("async, in, {}", NODE_KEYS.join(", ")))
 }
 
 /// A name: a bare word, or a JSON string when it has other characters.

@@ -324,6 +324,7 @@ mod tests {
         let node = |id: &str, kind| Node {
             id: id.into(),
             kind,
+            parallel: None,
             attrs: Attrs::default(),
         };
         let edge = |from: &str, to: &str, label| Edge {
