@@ -264,6 +264,24 @@ fn a_run_its_agent_failure_ended_is_finished_by_resume() {
         "the experiment's branch is kept: {:?}",
         p.branches()
     );
+    // The journal records the failure as data: its kind, its text, that it may be retried.
+    let failed: Vec<_> = p
+        .events()
+        .into_iter()
+        .filter(|e| e.kind() == "node.finished")
+        .filter_map(|e| e.get("result"))
+        .filter(|r| r["status"] == "failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0]["failure"]["kind"], "agent_run", "{:?}", failed[0]);
+    assert_eq!(failed[0]["retryable"], true, "{:?}", failed[0]);
+    assert!(
+        failed[0]["reason"]
+            .as_str()
+            .is_some_and(|r| r == failed[0]["failure"]["message"]),
+        "{:?}",
+        failed[0]
+    );
     let runs = support::text(&p.factory(&["runs"]).stdout);
     assert!(
         runs.contains("`factory resume` runs it again"),

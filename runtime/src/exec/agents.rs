@@ -7,24 +7,27 @@ use std::path::PathBuf;
 use factory_compiler::ir::conventions;
 
 use super::artifacts;
+use super::failure::NodeFailure;
 use super::machine::NodeResult;
 use super::node::{NodeCx, NodeReport};
 use crate::agents::{self, AgentError};
 use crate::runners::AgentRequest;
 
 /// Runs an `agent` node.
-pub async fn run_agent(cx: &NodeCx<'_>) -> Result<NodeReport, String> {
+pub async fn run_agent(cx: &NodeCx<'_>) -> Result<NodeReport, NodeFailure> {
     let role = cx
         .node
         .attrs
         .role
         .clone()
-        .ok_or_else(|| format!("`{}` names no role", cx.node.id))?;
+        .ok_or_else(|| NodeFailure::NoRole {
+            node: cx.node.id.clone(),
+        })?;
     invoke(cx, &role, None).await
 }
 
 /// Runs an agent gate: the reviewing role writes a verdict file, which decides.
-pub async fn run_gate(cx: &NodeCx<'_>) -> Result<NodeReport, String> {
+pub async fn run_gate(cx: &NodeCx<'_>) -> Result<NodeReport, NodeFailure> {
     let role = conventions::gate_role(cx.node).to_string();
     let shown = conventions::verdict_file(cx.node).unwrap_or_default();
     let shown = cx.render("writes", &shown)?;
@@ -35,29 +38,24 @@ pub async fn run_gate(cx: &NodeCx<'_>) -> Result<NodeReport, String> {
     if let NodeResult::Failed { .. } = report.result {
         return Ok(report);
     }
-    let text = std::fs::read_to_string(&verdict_path).map_err(|_| {
-        format!(
-            "the {role} agent of gate `{}` wrote no verdict file `{shown}`",
-            cx.node.id
-        )
+    let node = || cx.node.id.clone();
+    let text = std::fs::read_to_string(&verdict_path).map_err(|_| NodeFailure::NoVerdictFile {
+        node: node(),
+        role: role.clone(),
+        path: shown.clone(),
     })?;
-    let label = artifacts::parse_verdict(&text).map_err(|e| {
-        format!(
-            "the verdict file `{shown}` of gate `{}` is unreadable: {e}",
-            cx.node.id
-        )
+    let label = artifacts::parse_verdict(&text).map_err(|why| NodeFailure::BadVerdict {
+        node: node(),
+        path: shown.clone(),
+        why,
     })?;
     let allowed = &cx.node.attrs.outcomes;
     if !allowed.is_empty() && !allowed.contains(&label) {
-        return Err(format!(
-            "gate `{}` may answer only {}, and its verdict file says {label}",
-            cx.node.id,
-            allowed
-                .iter()
-                .map(|l| l.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        return Err(NodeFailure::VerdictNotAllowed {
+            node: node(),
+            allowed: allowed.clone(),
+            verdict: label,
+        });
     }
     Ok(NodeReport {
         result: NodeResult::Verdict { verdict: label },
@@ -69,12 +67,12 @@ async fn invoke(
     cx: &NodeCx<'_>,
     role: &str,
     verdict_file: Option<PathBuf>,
-) -> Result<NodeReport, String> {
+) -> Result<NodeReport, NodeFailure> {
     let Some(runner) = cx.env.runner.as_deref() else {
-        return Err(format!(
-            "`{}` needs an agent ({role}) and this run has no runner; pass --runner exec --agent-cmd CMD or --runner replay --script FILE",
-            cx.node.id
-        ));
+        return Err(NodeFailure::NoRunner {
+            node: cx.node.id.clone(),
+            role: role.to_string(),
+        });
     };
     let a = &cx.node.attrs;
     let mut task = match &a.task {
@@ -100,7 +98,10 @@ async fn invoke(
             outputs.push(cx.roots.resolve_write(&cx.render("writes", &w.path)?));
         }
     }
-    let resolved = agents::resolve_prompt(&cx.env.project, role).map_err(|e| e.to_string())?;
+    let resolved =
+        agents::resolve_prompt(&cx.env.project, role).map_err(|e| NodeFailure::AgentSetup {
+            message: e.to_string(),
+        })?;
     let prompt = agents::compose_prompt(&resolved, &task, &outputs, verdict_file.as_deref());
     let node_model = match &a.model {
         Some(m) => Some(cx.render("model", m)?),
@@ -151,20 +152,22 @@ async fn invoke(
                 })
                 .collect();
             if !missing.is_empty() && !missing.iter().all(|m| review.join(m).exists()) {
-                report.result = NodeResult::failed(format!(
-                    "the {role} agent of `{}` finished without writing {}",
-                    cx.node.id,
-                    missing.join(", ")
-                ));
+                report.result = NodeResult::failed(NodeFailure::MissingOutputs {
+                    node: cx.node.id.clone(),
+                    role: role.to_string(),
+                    paths: missing,
+                });
             }
         }
         Err(e) => {
             report.spawn_failure = e.is_agent_failure();
             // Nothing was judged: `factory resume` may run the agent again.
-            report.result = NodeResult::Failed {
-                reason: describe(&e),
-                retryable: e.is_agent_failure(),
-            };
+            let message = describe(&e);
+            report.result = NodeResult::failed(if e.is_agent_failure() {
+                NodeFailure::AgentRun { message }
+            } else {
+                NodeFailure::AgentSetup { message }
+            });
         }
     }
     Ok(report)

@@ -10,6 +10,7 @@ use std::time::Instant;
 use tokio::task::JoinSet;
 
 use super::checkpoint::{self, Checkpoint, RunSummary};
+use super::failure::NodeFailure;
 use super::graph::Graph;
 use super::machine::{Command, Input, Machine, NodeResult, RunOutcome};
 use super::node::{self, NodeEnv, NodeReport};
@@ -106,7 +107,9 @@ pub async fn drive(
                     tasks.spawn(async move {
                         let report = match graph.id(&node) {
                             Some(i) => node::run(&graph, i, visit, &env, &vars, last_verdict).await,
-                            None => NodeReport::failed(format!("unknown node `{node}`")),
+                            None => {
+                                NodeReport::failed(NodeFailure::UnknownNode { node: node.clone() })
+                            }
                         };
                         (node, visit, report)
                     });

@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use factory_compiler::ir::{Label, NodeKind};
 use serde::{Deserialize, Serialize};
 
+use super::failure::NodeFailure;
 use super::graph::Graph;
 
 /// How a node ended, as the driver reports it.
@@ -24,22 +25,27 @@ pub enum NodeResult {
     Done,
     /// A gate decided.
     Verdict { verdict: Label },
-    /// Failed (a crash, a timeout, a failed post-check, an unreadable verdict).
-    /// `retryable`: the node's agent could not run, crashed or ran out of time, so
-    /// nothing was judged and running it again may succeed (`factory resume`).
+    /// Failed (a crash, a timeout, a failed post-check, an unreadable verdict), made
+    /// by [`NodeResult::failed`]. `reason` is the failure's text, for every reader of
+    /// the journal (the terminal, the dashboard, an older factory); `failure` the
+    /// failure as data (absent in journals older than it). `retryable`: the node's agent
+    /// could not run, crashed or ran out of time, so nothing was judged and running it
+    /// again may succeed (`factory resume`).
     Failed {
         reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        failure: Option<NodeFailure>,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         retryable: bool,
     },
 }
 
 impl NodeResult {
-    /// A failure nothing can retry (a failed post-check, an unreadable verdict).
-    pub fn failed(reason: impl Into<String>) -> Self {
+    pub fn failed(failure: NodeFailure) -> Self {
         NodeResult::Failed {
-            reason: reason.into(),
-            retryable: false,
+            reason: failure.to_string(),
+            retryable: failure.retryable(),
+            failure: Some(failure),
         }
     }
 }
@@ -255,21 +261,21 @@ impl<'g> Machine<'g> {
                     self.activate(t, Some(i), commands);
                 }
             }
-            NodeResult::Failed { reason, retryable } => {
-                match self.graph.targets(i, Some(Label::Fail)).next() {
-                    Some((_, t)) => {
-                        let why = format!("`{node}` failed: {reason}");
-                        self.state.vars.insert(REASON_VAR.into(), why);
-                        self.activate(t, Some(i), commands)
-                    }
-                    None => {
-                        if retryable && self.state.outcome.is_none() {
-                            self.state.retry = Some(node.to_string());
-                        }
-                        self.fail(node, reason)
-                    }
+            NodeResult::Failed {
+                reason, retryable, ..
+            } => match self.graph.targets(i, Some(Label::Fail)).next() {
+                Some((_, t)) => {
+                    let why = format!("`{node}` failed: {reason}");
+                    self.state.vars.insert(REASON_VAR.into(), why);
+                    self.activate(t, Some(i), commands)
                 }
-            }
+                None => {
+                    if retryable && self.state.outcome.is_none() {
+                        self.state.retry = Some(node.to_string());
+                    }
+                    self.fail(node, reason)
+                }
+            },
             NodeResult::Verdict { verdict } => self.verdict(i, verdict, commands),
         }
     }

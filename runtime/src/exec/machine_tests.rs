@@ -2,6 +2,7 @@
 
 use factory_compiler::ir::{Label, parse_text};
 
+use super::failure::NodeFailure;
 use super::graph::Graph;
 use super::machine::{Command, Input, Machine, NodeResult, RunOutcome};
 
@@ -42,7 +43,10 @@ fn verdict(node: &str, v: Label) -> Input {
 fn failed(node: &str) -> Input {
     Input::Finished {
         node: node.into(),
-        result: NodeResult::failed("boom"),
+        result: NodeResult::failed(NodeFailure::CommandTimeout {
+            node: node.into(),
+            secs: 5,
+        }),
         vars: Default::default(),
     }
 }
@@ -51,10 +55,9 @@ fn failed(node: &str) -> Input {
 fn agent_failed(node: &str) -> Input {
     Input::Finished {
         node: node.into(),
-        result: NodeResult::Failed {
-            reason: "the builder agent failed (exit 1)".into(),
-            retryable: true,
-        },
+        result: NodeResult::failed(NodeFailure::AgentRun {
+            message: "the builder agent failed (exit 1)".into(),
+        }),
         vars: Default::default(),
     }
 }
@@ -81,7 +84,7 @@ fn a_failed_node_without_fail_edge_fails_the_run() {
         c,
         [Command::Finish(RunOutcome::Failed {
             node: "a".into(),
-            reason: "boom".into()
+            reason: "`a` timed out after 5s (its process group was killed)".into()
         })]
     );
 }
@@ -95,7 +98,10 @@ fn a_failed_node_follows_its_fail_edge() {
     let mut m = Machine::new(&g);
     m.on_input(Input::Start);
     assert_eq!(runs(&m.on_input(failed("a"))), ["rescue#1"]);
-    assert_eq!(m.state.vars["reason"], "`a` failed: boom");
+    assert_eq!(
+        m.state.vars["reason"],
+        "`a` failed: `a` timed out after 5s (its process group was killed)"
+    );
 }
 
 const FORK: &str = "node start start\nnode f fork\nnode x fn run=\"x\"\nnode y fn run=\"y\"\nnode z fn run=\"z\"\n\

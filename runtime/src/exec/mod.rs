@@ -14,6 +14,7 @@ pub mod artifacts;
 pub mod branch;
 pub mod checkpoint;
 pub mod driver;
+pub mod failure;
 pub mod graph;
 pub mod machine;
 pub mod node;

@@ -12,6 +12,7 @@ use factory_compiler::ir::{Evaluator, Label, Node, NodeKind};
 use serde_json::Value;
 
 use super::artifacts::{self, Roots};
+use super::failure::NodeFailure;
 use super::graph::Graph;
 use super::machine::NodeResult;
 use super::template::{self, TemplateContext};
@@ -85,7 +86,7 @@ impl NodeReport {
             outputs: Vec::new(),
         }
     }
-    pub fn failed(reason: impl Into<String>) -> Self {
+    pub fn failed(reason: NodeFailure) -> Self {
         Self {
             result: NodeResult::failed(reason),
             vars: BTreeMap::new(),
@@ -229,27 +230,24 @@ impl<'a> NodeCx<'a> {
     }
 
     /// Renders `text`, naming the node and field when a variable is missing.
-    pub fn render(&self, field: &str, text: &str) -> Result<String, String> {
+    pub fn render(&self, field: &str, text: &str) -> Result<String, NodeFailure> {
         template::render_text(text, &self.templates).map_err(|e| self.explain(field, text, e))
     }
 
-    fn explain(&self, field: &str, text: &str, e: template::TemplateError) -> String {
-        let missing = template::missing_vars(text, &self.templates);
-        if missing
+    fn explain(&self, field: &str, text: &str, e: template::TemplateError) -> NodeFailure {
+        let (node, field) = (self.node.id.clone(), field.to_string());
+        let vars = template::missing_vars(text, &self.templates);
+        if vars
             .iter()
             .any(|m| m == "exp_id" || m == "worktree" || m == "branch")
         {
-            return format!(
-                "`{field}` of `{}` uses {} before any experiment was begun in this run (a `factory begin` node must run first)",
-                self.node.id,
-                missing
-                    .iter()
-                    .map(|m| format!("`{{{{{m}}}}}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
+            return NodeFailure::BeforeExperiment { node, field, vars };
         }
-        format!("`{field}` of `{}`: {e}", self.node.id)
+        NodeFailure::Template {
+            node,
+            field,
+            error: e.to_string(),
+        }
     }
 
     /// The node's declared writes, rendered: `(as declared, where on disk)`. A path
@@ -268,12 +266,16 @@ impl<'a> NodeCx<'a> {
     }
 
     /// Runs the node's post-checks on each declared write.
-    pub fn check_writes(&self) -> Result<(), String> {
+    pub fn check_writes(&self) -> Result<(), NodeFailure> {
         for w in &self.node.attrs.writes {
             let shown = self.render("writes", &w.path)?;
             let path = self.roots.resolve(&shown);
-            artifacts::verify(&path, &shown, &self.node.attrs.checks)
-                .map_err(|e| format!("post-check of `{}` failed: {e}", self.node.id))?;
+            artifacts::verify(&path, &shown, &self.node.attrs.checks).map_err(|error| {
+                NodeFailure::PostCheck {
+                    node: self.node.id.clone(),
+                    error,
+                }
+            })?;
         }
         Ok(())
     }
@@ -311,14 +313,11 @@ pub async fn run(
             Some(Evaluator::Fn) => run_command(&cx).await.and_then(|out| {
                 artifacts::fn_gate_verdict(&out.stdout, out.code)
                     .map(NodeReport::verdict)
-                    .ok_or_else(|| {
-                        format!(
-                            "gate `{}`: its command gave no verdict ({}): {}\n(full output: {})",
-                            node.id,
-                            out.exit_text(),
-                            out.tail(8),
-                            cx.log_path().display()
-                        )
+                    .ok_or_else(|| NodeFailure::NoCommandVerdict {
+                        node: node.id.clone(),
+                        exit: out.exit_text(),
+                        tail: out.tail(8),
+                        log: cx.log_path(),
                     })
             }),
             // Waiting for a person blocks: keep it off the async threads.
@@ -326,17 +325,19 @@ pub async fn run(
             Some(Evaluator::Agent) | None => super::agents::run_gate(&cx).await,
         },
         NodeKind::Agent => super::agents::run_agent(&cx).await,
-        NodeKind::Llm => Err(format!(
-            "`{}` is an `llm` node; direct model calls need a model runner, which this version does not have (use an `agent` node)",
-            node.id
-        )),
-        NodeKind::Parallel => crate::exec::parallel::fanout::run(graph, i, &cx).await,
+        NodeKind::Llm => Err(NodeFailure::NoModelRunner {
+            node: node.id.clone(),
+        }),
+        NodeKind::Parallel => crate::exec::parallel::fanout::run(graph, i, &cx)
+            .await
+            .map_err(NodeFailure::parallel),
         NodeKind::Select => match crate::exec::parallel::select::Job::new(&cx) {
             // Git and the precheck block: off the async threads.
             Ok(job) => tokio::task::spawn_blocking(move || job.run())
                 .await
-                .unwrap_or_else(|e| Err(format!("the selection crashed: {e}"))),
-            Err(e) => Err(e),
+                .unwrap_or_else(|e| Err(format!("the selection crashed: {e}")))
+                .map_err(NodeFailure::parallel),
+            Err(e) => Err(NodeFailure::parallel(e)),
         },
         NodeKind::Start | NodeKind::End | NodeKind::Fork | NodeKind::Join => Ok(NodeReport::done()),
     }
@@ -380,9 +381,10 @@ fn published_vars(cx: &NodeCx<'_>) -> BTreeMap<String, String> {
 }
 
 /// Runs a `fn` node's or gate's command in the project directory.
-async fn run_command(cx: &NodeCx<'_>) -> Result<AsyncOutput, String> {
+async fn run_command(cx: &NodeCx<'_>) -> Result<AsyncOutput, NodeFailure> {
+    let node = || cx.node.id.clone();
     let Some(run) = &cx.node.attrs.run else {
-        return Err(format!("`{}` has no command to run", cx.node.id));
+        return Err(NodeFailure::NoCommand { node: node() });
     };
     let command =
         template::render_command(run, &cx.templates).map_err(|e| cx.explain("run", run, e))?;
@@ -404,53 +406,58 @@ async fn run_command(cx: &NodeCx<'_>) -> Result<AsyncOutput, String> {
     };
     let out = async_process::run(&spec, &|_| {})
         .await
-        .map_err(|e| format!("cannot run the command of `{}`: {e}", cx.node.id))?;
+        .map_err(|e| NodeFailure::CommandSpawn {
+            node: node(),
+            error: e.to_string(),
+        })?;
     if !out.success() || !out.stdout.is_empty() || !out.stderr.is_empty() {
         // A silent success has nothing to look at later; skipping it saves a file per node.
         write_log(&cx.log_path(), &command.script, &out);
     }
     if out.timed_out {
-        return Err(format!(
-            "`{}` timed out after {}s (its process group was killed)",
-            cx.node.id,
-            cx.timeout().as_secs()
-        ));
+        return Err(NodeFailure::CommandTimeout {
+            node: node(),
+            secs: cx.timeout().as_secs(),
+        });
     }
     let is_fn_gate = cx.node.kind == NodeKind::Gate;
     if !out.success() && !is_fn_gate {
-        return Err(format!(
-            "`{}` failed ({}): {}\n(full output: {})",
-            cx.node.id,
-            out.exit_text(),
-            out.tail(8),
-            cx.log_path().display()
-        ));
+        return Err(NodeFailure::CommandFailed {
+            node: node(),
+            exit: out.exit_text(),
+            tail: out.tail(8),
+            log: cx.log_path(),
+        });
     }
     Ok(out)
 }
 
 /// A `user` gate: a person answers on the terminal; headless only with --auto-approve.
-fn user_gate(cx: &NodeCx<'_>) -> Result<NodeReport, String> {
+fn user_gate(cx: &NodeCx<'_>) -> Result<NodeReport, NodeFailure> {
     if cx.env.auto_approve {
         return Ok(NodeReport::verdict(Label::Proceed));
     }
     let question = cx.node.attrs.question.as_deref().unwrap_or("Proceed?");
     let question = cx.render("question", question)?;
     if !std::io::stdin().is_terminal() {
-        return Err(format!(
-            "`{}` asks a person \"{question}\", and there is no terminal to ask on; run interactively or pass --auto-approve",
-            cx.node.id
-        ));
+        return Err(NodeFailure::NoTerminal {
+            node: cx.node.id.clone(),
+            question,
+        });
     }
     eprintln!("\n{question}\n  [p]roceed, [r]eloop or [h]alt?");
     loop {
         let mut line = String::new();
         if std::io::stdin()
             .read_line(&mut line)
-            .map_err(|e| e.to_string())?
+            .map_err(|e| NodeFailure::Terminal {
+                message: e.to_string(),
+            })?
             == 0
         {
-            return Err("the terminal closed before an answer".into());
+            return Err(NodeFailure::Terminal {
+                message: "the terminal closed before an answer".into(),
+            });
         }
         let label = match line.trim().to_ascii_lowercase().as_str() {
             "p" | "proceed" | "y" | "yes" => Label::Proceed,

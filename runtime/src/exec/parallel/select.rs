@@ -47,7 +47,10 @@ impl Job {
         }
         let mut writes = Vec::new();
         for w in &cx.node.attrs.writes {
-            writes.push(cx.roots.resolve_write(&cx.render("writes", &w.path)?));
+            writes.push(
+                cx.roots
+                    .resolve_write(&cx.render("writes", &w.path).map_err(|e| e.to_string())?),
+            );
         }
         Ok(Job {
             project: cx.env.project.clone(),
