@@ -80,6 +80,14 @@ fn a_good_change_is_kept_on_its_branch_and_the_checkout_is_untouched() {
         fs::read_to_string(p.path().join("NOTES.txt")).unwrap(),
         "my notes\n"
     );
+    // What the run recorded, pinned: each event kind with how often it was appended
+    // (concurrent QA reviews interleave, so the order is not pinned, the counts are).
+    let mut kinds = std::collections::BTreeMap::<String, usize>::new();
+    for e in p.events() {
+        *kinds.entry(e.kind().to_string()).or_default() += 1;
+    }
+    let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+    insta::assert_snapshot!("demo_keep_event_kinds", kinds.join("\n"));
 }
 
 #[test]

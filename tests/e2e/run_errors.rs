@@ -174,6 +174,40 @@ fn a_dry_run_prints_the_plan_and_changes_nothing() {
     assert_eq!(snapshot(p.path()), before, "the dry run wrote nothing");
 }
 
+/// Every built-in mode's `--dry-run` plan on the demo, pinned: what each step runs,
+/// writes and leads to is what a user reads before trusting a mode.
+#[test]
+fn every_modes_dry_run_plan_is_pinned() {
+    let target = tempfile::tempdir().unwrap();
+    let p = Project::demo(target.path());
+    let modes = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/workflows"))
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().to_string_lossy().into_owned();
+            Some(name.strip_suffix(".fwf")?.to_string())
+        })
+        .collect::<std::collections::BTreeSet<_>>();
+    assert!(modes.len() >= 10, "{modes:?}");
+    let project = p.path().display().to_string();
+    let tmp = std::env::temp_dir().display().to_string();
+    for mode in &modes {
+        let out = p.factory(&[
+            "run",
+            mode,
+            "--dry-run",
+            "--runner",
+            "exec",
+            "--agent-cmd",
+            "cat {prompt_file}",
+        ]);
+        assert!(out.status.success(), "{mode}: {}", text(&out));
+        let plan = crate::support::text(&out.stdout)
+            .replace(&project, "[project]")
+            .replace(tmp.trim_end_matches('/'), "[tmp]");
+        insta::assert_snapshot!(format!("dry_run_{mode}"), plan);
+    }
+}
+
 /// Every file under `dir` with its length and modification time.
 fn snapshot(dir: &std::path::Path) -> Vec<(String, u64, std::time::SystemTime)> {
     let mut out = Vec::new();
