@@ -102,6 +102,38 @@ fn factory_md_edited_in_the_experiment_is_refused_and_ignored() {
     assert!(failures(&v).contains("scope"), "{v}");
 }
 
+/// What a person reads when the gate refuses: the text render of a precheck with
+/// four failing checks, pinned (times and the temp paths stand in as names).
+#[test]
+fn a_refused_precheck_renders_every_failing_check_with_its_reason() {
+    let p = project("cat src/level.txt", "0.7", "");
+    let id = p.begin("lower the bar");
+    let widened = factory_md("cat src/level.txt", "")
+        .replace("- src/**", "- **")
+        .replace("0.5\n", "0.0\n");
+    p.build(
+        id,
+        &[
+            ("src/level.txt", "0.4\n"),
+            ("factory.md", &widened),
+            ("README.md", "# out of scope\n"),
+        ],
+    );
+    p.qa_done(id);
+    let o = p.factory(&["precheck", "--exp", &id.to_string()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let project = p.path().display().to_string();
+    let render = format!("{}{}", text(&o.stdout), text(&o.stderr)).replace(&project, "[project]");
+    insta::with_settings!({filters => vec![
+        (r"\b\d+(\.\d+)?\s?(ms|s)\b", "[time]"),
+        (r"/tmp/[^\s`'\)]+", "[tmp]"),
+        (r"\b[0-9a-f]{40}\b", "[sha]"),
+        (r"\b[0-9a-f]{7,12}\b", "[short-sha]"),
+    ]}, {
+        insta::assert_snapshot!(render);
+    });
+}
+
 #[test]
 fn ignored_and_untracked_files_do_not_reach_the_eval() {
     let p = project(READS_BONUS, "0.7", "");
