@@ -8,7 +8,10 @@ const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/runners")
 
 fn parse(runner: &str, file: &str) -> (Transcript, Vec<String>) {
     let text = std::fs::read_to_string(format!("{DIR}/{file}")).expect("fixture");
-    cli::parse_stream(cli::def(runner).expect("runner"), &text)
+    cli::parse_stream(
+        factory_runtime::runners::cli_def(runner).expect("runner"),
+        &text,
+    )
 }
 
 const COMMITS: &str = "## Commits\n- 1a2b3c4 use a HashMap for lookups (1.20 ms -> 0.31 ms)";
@@ -187,8 +190,10 @@ fn gemini_without_credentials_and_with_a_bad_key() {
 #[test]
 fn a_line_that_is_not_json_is_shown_as_it_is() {
     for runner in ["claude", "codex", "opencode", "gemini"] {
-        let (t, lines) =
-            cli::parse_stream(cli::def(runner).unwrap(), "WARNING: something\n\n[1, 2]\n");
+        let (t, lines) = cli::parse_stream(
+            factory_runtime::runners::cli_def(runner).unwrap(),
+            "WARNING: something\n\n[1, 2]\n",
+        );
         assert_eq!(lines, ["WARNING: something", "[1, 2]"], "{runner}");
         assert_eq!(t, Transcript::default(), "{runner}");
     }

@@ -4,7 +4,8 @@
 //!
 //! Each CLI ([`super::claude`], [`super::codex`], [`super::opencode`],
 //! [`super::gemini`]) is a [`CliDef`]: its argv, its credentials, and a parser of one
-//! line of its event stream.
+//! line of its event stream. The CLIs depend on this module, never it on them: the
+//! list of them is the runners room's ([`super::CLI_DEFS`]).
 
 mod auth;
 mod stream;
@@ -22,19 +23,6 @@ use super::{
     RunnerError, RunnerMeta, Usage, factory_env, tail,
 };
 use crate::sys::async_process::{self, ProcessSpec};
-
-/// The agent CLIs, in the order the default runner is picked ([`super::CLI_RUNNERS`]).
-pub static DEFS: &[&dyn CliDef] = &[
-    &super::claude::Claude,
-    &super::codex::Codex,
-    &super::opencode::Opencode,
-    &super::gemini::Gemini,
-];
-
-/// The CLI runner called `name`.
-pub fn def(name: &str) -> Option<&'static dyn CliDef> {
-    DEFS.iter().copied().find(|d| d.name() == name)
-}
 
 /// The longest single argument Linux passes to a program (MAX_ARG_STRLEN): the
 /// prompt travels as one.
@@ -353,7 +341,7 @@ pub fn preview(
     req: &AgentRequest,
     interactive: bool,
 ) -> Result<CommandSpec, RunnerError> {
-    let def = def(name).ok_or_else(|| RunnerError::UnknownRunner {
+    let def = super::cli_def(name).ok_or_else(|| RunnerError::UnknownRunner {
         name: name.to_string(),
         known: super::CLI_RUNNERS.join(", "),
     })?;

@@ -305,7 +305,7 @@ pub fn build_runner(spec: &RunnerSpec) -> Result<Box<dyn Runner>, RunnerError> {
             let script = spec.script.as_deref().ok_or(RunnerError::MissingScript)?;
             Ok(Box::new(replay::ReplayRunner::load(script)?))
         }
-        other => match cli::def(other) {
+        other => match cli_def(other) {
             Some(def) => Ok(Box::new(cli::CliRunner::build(def)?)),
             None => Err(RunnerError::UnknownRunner {
                 name: other.to_string(),
@@ -315,10 +315,23 @@ pub fn build_runner(spec: &RunnerSpec) -> Result<Box<dyn Runner>, RunnerError> {
     }
 }
 
+/// The agent CLIs, in the order the default runner is picked ([`CLI_RUNNERS`]).
+pub static CLI_DEFS: &[&dyn cli::CliDef] = &[
+    &claude::Claude,
+    &codex::Codex,
+    &opencode::Opencode,
+    &gemini::Gemini,
+];
+
+/// The CLI runner called `name`.
+pub fn cli_def(name: &str) -> Option<&'static dyn cli::CliDef> {
+    CLI_DEFS.iter().copied().find(|d| d.name() == name)
+}
+
 /// The runner used when none is named anywhere: the first of [`CLI_RUNNERS`] whose
 /// binary is on `PATH`.
 pub fn default_runner_on_path() -> Option<&'static str> {
-    cli::DEFS
+    CLI_DEFS
         .iter()
         .find(|d| crate::sys::process::which(d.binary()).is_some())
         .map(|d| d.name())
@@ -326,7 +339,7 @@ pub fn default_runner_on_path() -> Option<&'static str> {
 
 /// The agent-CLI runners whose binary is on `PATH`, in [`CLI_RUNNERS`] order.
 pub fn cli_runners_on_path() -> Vec<&'static str> {
-    cli::DEFS
+    CLI_DEFS
         .iter()
         .filter(|d| crate::sys::process::which(d.binary()).is_some())
         .map(|d| d.name())

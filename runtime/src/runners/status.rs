@@ -33,13 +33,13 @@ pub struct RunnerStatus {
 pub fn survey() -> Vec<RunnerStatus> {
     let default = super::default_runner_on_path();
     std::thread::scope(|s| {
-        let handles: Vec<_> = cli::DEFS
+        let handles: Vec<_> = super::CLI_DEFS
             .iter()
             .map(|def| s.spawn(move || status_of(*def, default)))
             .collect();
         handles
             .into_iter()
-            .zip(cli::DEFS)
+            .zip(super::CLI_DEFS)
             .map(|(h, def)| h.join().unwrap_or_else(|_| status_of_unversioned(*def)))
             .collect()
     })

@@ -3,6 +3,7 @@
 //! [`discover`] introspects a project and writes `.factory/eval_profile.json` awaiting
 //! review; [`profile::approve_profile`] records the human review.
 
+mod check;
 pub mod eval_spec;
 pub mod introspect;
 pub mod profile;

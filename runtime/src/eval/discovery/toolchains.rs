@@ -7,7 +7,7 @@ use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
-use super::introspect::{Check, CheckKind, NOT_APPLICABLE, OutputParser};
+use super::check::{Check, CheckKind, NOT_APPLICABLE, OutputParser};
 use crate::sys::process::{run_program, which};
 
 pub(super) fn read(root: &Path, file: &str) -> String {

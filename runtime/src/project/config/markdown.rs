@@ -3,6 +3,15 @@
 //!
 //! Nothing here knows config fields; see `parse.rs` for the mapping.
 
+/// A problem in `factory.md`, located where possible.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MdProblem {
+    /// 1-based line, when the problem has one.
+    pub line: Option<usize>,
+    /// What is wrong, naming the heading.
+    pub message: String,
+}
+
 /// One heading and the lines under it, up to the next heading.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Section {

@@ -4,9 +4,8 @@
 
 use serde_json::{Map, Value};
 
-use super::markdown::{Section, bullet, unquote};
+use super::markdown::{MdProblem, Section, bullet, unquote};
 use super::model::{MAX_PARALLEL, SelectionStrategy, parallel_hypotheses_problem};
-use super::parse::MdProblem;
 
 const KEYS: &str = "`parallel_hypotheses` and `selection_strategy`";
 

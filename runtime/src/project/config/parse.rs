@@ -9,7 +9,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::markdown::{Section, sections, snake_case};
+use super::markdown::{MdProblem, Section, sections, snake_case};
 use super::model::*;
 
 /// How a section body becomes a JSON value.
@@ -177,15 +177,6 @@ pub fn field_for_heading(heading: &str) -> Option<&'static str> {
         let (head, _) = heading.split_once('(')?;
         lookup(&snake_case(head))
     })
-}
-
-/// A problem in `factory.md`, located where possible.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MdProblem {
-    /// 1-based line, when the problem has one.
-    pub line: Option<usize>,
-    /// What is wrong, naming the heading.
-    pub message: String,
 }
 
 /// Parses the text of a `factory.md`.

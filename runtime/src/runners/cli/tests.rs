@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::runners::CLI_RUNNERS;
+use crate::runners::{CLI_DEFS, CLI_RUNNERS, cli_def};
 
 fn req(model: Option<&str>, worktree: bool, prompt: &str) -> AgentRequest {
     let project = PathBuf::from("/work/project");
@@ -110,7 +110,7 @@ fn claude_as_root_gets_is_sandbox_and_never_twice() {
 
 #[test]
 fn auth_counts_the_request_env_and_shows_no_secret() {
-    let def = def("codex").unwrap();
+    let def = cli_def("codex").unwrap();
     let home = tempfile::tempdir().unwrap();
     let extra = vec![
         ("HOME".to_string(), home.path().display().to_string()),
@@ -147,7 +147,7 @@ fn auth_counts_the_request_env_and_shows_no_secret() {
 fn opencode_runs_without_a_key() {
     let extra = vec![("HOME".to_string(), "/nonexistent".to_string())];
     assert!(
-        CliRunner::unchecked(def("opencode").unwrap())
+        CliRunner::unchecked(cli_def("opencode").unwrap())
             .check_ready(&extra)
             .is_ok()
     );
@@ -159,7 +159,7 @@ async fn a_dry_run_spawns_nothing_and_reports_zero_usage() {
     r.env.push(("FACTORY_GEMINI_DRY_RUN".into(), "1".into()));
     // No credentials and (here) no gemini binary: a dry run needs neither.
     r.env.push(("GEMINI_API_KEY".into(), String::new()));
-    let runner = CliRunner::unchecked(def("gemini").unwrap());
+    let runner = CliRunner::unchecked(cli_def("gemini").unwrap());
     let lines = Mutex::new(Vec::new());
     let out = runner
         .run(&r, &|l: &str| lines.lock().unwrap().push(l.to_string()))
@@ -182,7 +182,7 @@ async fn a_dry_run_spawns_nothing_and_reports_zero_usage() {
 
 #[test]
 fn the_default_order_is_spelled_once() {
-    let names: Vec<&str> = DEFS.iter().map(|d| d.name()).collect();
+    let names: Vec<&str> = CLI_DEFS.iter().map(|d| d.name()).collect();
     assert_eq!(names, CLI_RUNNERS);
     assert!(
         CLI_RUNNERS
