@@ -155,6 +155,7 @@ fn detect_ci(root: &Path) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sys::process::which;
 
     #[test]
     fn rust_project_gets_cargo_commands_and_no_type_check() {
