@@ -4,7 +4,7 @@
 //! Run: `cargo bench -p factory-compiler --bench compile -- --warm-up-time 1 --measurement-time 3`
 //! (figures and their meaning: docs/performance.md).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,8 +13,7 @@ use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_ma
 use factory_compiler::check::file_diagnostics;
 use factory_compiler::db::{Database, Loader};
 use factory_compiler::host::BUILTIN_ROLES;
-use factory_compiler::testgen::layered_workflow;
-use factory_compiler::{lower, syntax, validate};
+use factory_compiler::testgen::{layered_workflow, phases};
 
 /// The allocator of the `factory` binary, so the figures are what a user gets.
 #[global_allocator]
@@ -95,50 +94,30 @@ fn phases(c: &mut Criterion) {
     let mut group = c.benchmark_group("phase");
     for n in SIZES {
         let text = layered_workflow(n);
-        let parsed = syntax::parse(&text);
+        let parsed = phases::parse(&text);
         assert!(parsed.errors.is_empty());
         let ast = &parsed.ast;
-        let subgraphs = BTreeMap::new();
-        let lowered = lower_whole(ast, &subgraphs);
+        let roles = roles();
+        let lowered = phases::lower(KEY, ast, roles.as_ref()).expect("a workflow");
         assert!(lowered.findings.is_empty());
-        let cx = validate::Context { roles: roles() };
         if n >= 10_000 {
             group.sample_size(10);
         }
         group.bench_with_input(BenchmarkId::new("parse", n), &text, |b, text| {
-            b.iter_with_large_drop(|| syntax::parse(black_box(text)))
+            b.iter_with_large_drop(|| phases::parse(black_box(text)))
         });
         group.bench_with_input(BenchmarkId::new("lower", n), ast, |b, ast| {
-            b.iter_with_large_drop(|| lower_whole(black_box(ast), &subgraphs))
+            b.iter_with_large_drop(|| phases::lower(KEY, black_box(ast), roles.as_ref()))
         });
         group.bench_with_input(BenchmarkId::new("validate", n), &lowered.ir, |b, ir| {
             b.iter_with_large_drop(|| {
-                let findings = validate::validate(black_box(ir), &cx);
+                let findings = phases::validate(black_box(ir), roles.clone());
                 assert!(findings.is_empty());
                 findings
             })
         });
     }
     group.finish();
-}
-
-/// Lowering as the database does it on a cold check, without the database: the
-/// structure, then each of its slots' nodes on its own, then the whole IR.
-fn lower_whole(ast: &syntax::Ast, subgraphs: &lower::Subgraphs<'_>) -> lower::Lowered {
-    let input = lower::structure_input(ast);
-    let structure = lower::lower_structure(KEY, &input.decls[0], 0, subgraphs);
-    let roles = roles();
-    let parts: Vec<(usize, lower::NodePart)> = structure
-        .slots
-        .iter()
-        .map(|slot| {
-            let decl = slot.path.find(ast).expect("a slot points into the tree");
-            let part = lower::lower_node(decl, &slot.scope, roles.as_ref());
-            (slot.index, part)
-        })
-        .collect();
-    let parts: Vec<(usize, &lower::NodePart)> = parts.iter().map(|(i, p)| (*i, p)).collect();
-    lower::assemble(&structure, &parts)
 }
 
 /// One long-lived database; each iteration switches to the other text, so every

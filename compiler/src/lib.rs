@@ -20,6 +20,9 @@
 //! - [`check`]: the checking pipeline — imports, lowering, validation, positions —
 //!   for `.fwf` files and bare IR text.
 //! - [`resolve`]: name resolution for the language server.
+//! - [`ide`]: the rest of what an editor reads — a file's tree, the language's words,
+//!   the attributes of each kind — in front of the private `syntax`, `lower` and
+//!   `validate`.
 //! - [`driver`]: compile a file or a mode from disk, with its diagnostics located.
 //! - [`emit`]: the IR as dot, Mermaid, SKILL.md and `.fwf`.
 //! - [`skills`]: exported skills, rendered, placed and checked.
@@ -33,13 +36,14 @@ pub mod driver;
 pub mod emit;
 pub mod format;
 pub mod host;
+pub mod ide;
 pub mod ir;
 pub mod lexical;
-pub mod lower;
+pub(crate) mod lower;
 pub mod paths;
 pub mod resolve;
 pub mod skills;
-pub mod syntax;
+pub(crate) mod syntax;
 #[cfg(feature = "testgen")]
 pub mod testgen;
-pub mod validate;
+pub(crate) mod validate;

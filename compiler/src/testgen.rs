@@ -93,3 +93,44 @@ fn layer(s: &mut String, i: usize) {
 "#
     );
 }
+
+/// The compiler's phases one at a time, for the benches that measure each alone (the
+/// rooms they live in are private to the compiler).
+pub mod phases {
+    use std::collections::BTreeSet;
+
+    use crate::ir::Ir;
+    use crate::lower::{self, Lowered, NodePart, Subgraphs};
+    use crate::syntax::{self, Ast, Parsed};
+    use crate::validate::{self, Finding};
+
+    pub fn parse(text: &str) -> Parsed {
+        syntax::parse(text)
+    }
+
+    /// Lowering as the database does it on a cold check, without the database: the
+    /// structure, then each of its slots' nodes on its own, then the whole IR. The
+    /// first declaration of `ast`, keyed `key`, with no subgraphs (`None`: `ast` has no
+    /// declaration).
+    pub fn lower(key: &str, ast: &Ast, roles: Option<&BTreeSet<String>>) -> Option<Lowered> {
+        let subgraphs = Subgraphs::new();
+        let input = lower::structure_input(ast);
+        let decl = input.decls.first()?;
+        let structure = lower::lower_structure(key, decl, 0, &subgraphs);
+        let parts: Vec<(usize, NodePart)> = structure
+            .slots
+            .iter()
+            .filter_map(|slot| {
+                let decl = slot.path.find(ast)?;
+                Some((slot.index, lower::lower_node(decl, &slot.scope, roles)))
+            })
+            .collect();
+        let parts: Vec<(usize, &NodePart)> = parts.iter().map(|(i, p)| (*i, p)).collect();
+        Some(lower::assemble(&structure, &parts))
+    }
+
+    /// Every rule on `ir`, with the roles that have prompts.
+    pub fn validate(ir: &Ir, roles: Option<BTreeSet<String>>) -> Vec<Finding> {
+        validate::validate(ir, &validate::Context { roles })
+    }
+}

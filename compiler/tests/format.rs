@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use factory_compiler::format::format;
-use factory_compiler::syntax::parse;
+use factory_compiler::ide::parse;
 use proptest::prelude::*;
 
 /// Every `.fwf` fixture of the compiler's own tests: real, varied, mostly valid files.

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use factory_compiler::db::{Database, Loader, parse_file};
-use factory_compiler::syntax;
+use factory_compiler::ide;
 use proptest::prelude::*;
 
 struct NoFiles;
@@ -28,11 +28,11 @@ fn same_as_whole_parse(texts: &[String]) -> Result<(), TestCaseError> {
     for text in texts {
         let file = db.set_text(KEY, text.clone());
         let by_items = parse_file(&db, file);
-        let whole = syntax::parse(text);
+        let whole = ide::parse(text);
         prop_assert_eq!(&by_items.errors, &whole.errors, "errors of {:?}", text);
         prop_assert_eq!(&by_items.skipped, &whole.skipped, "skipped of {:?}", text);
         prop_assert_eq!(&by_items.ast, &whole.ast, "tree of {:?}", text);
-        let sorted = |m: &syntax::SourceMap| {
+        let sorted = |m: &ide::SourceMap| {
             m.iter()
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect::<BTreeMap<_, _>>()

@@ -2,7 +2,7 @@
 //! never the rest of the file.
 
 use factory_compiler::diagnostic::Code;
-use factory_compiler::syntax::parse;
+use factory_compiler::ide::parse;
 
 #[test]
 fn a_stray_closing_brace_at_top_level_is_reported_once_and_parsing_goes_on() {

@@ -9,7 +9,7 @@ use factory_compiler::check::{file_diagnostics, import_closure};
 use factory_compiler::db::{Database, Db, SourceFile};
 use factory_compiler::diagnostic::Diagnostic;
 use factory_compiler::host::{self, FsLoader};
-use factory_compiler::syntax::Parsed;
+use factory_compiler::ide::Parsed;
 
 /// A document open in the editor.
 #[derive(Debug, Clone)]

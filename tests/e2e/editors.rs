@@ -102,7 +102,7 @@ fn textmate_grammar_scopes_match_the_snapshot() {
 /// pattern, and every word a `\b(a|b|…)` pattern lists is one of them.
 #[test]
 fn the_vscode_grammar_knows_exactly_the_compilers_keywords() {
-    use factory_compiler::syntax::vocabulary::{LABELS, TYPE_NAMES, keywords};
+    use factory_compiler::ide::{LABELS, TYPE_NAMES, keywords};
     let text = std::fs::read_to_string(repo().join("editors/vscode/syntaxes/fwf.tmLanguage.json"))
         .unwrap();
     let json: serde_json::Value = serde_json::from_str(&text).unwrap();

@@ -9,7 +9,6 @@ mod recover;
 pub mod vocabulary;
 
 pub use ast::*;
-pub use convert::unquote;
-pub use outline::{Chunk, ItemId, ItemKind, Level, outline};
-pub use parser::{Chunks, Parsed, SourceMap, SyntaxError, parse, parse_with};
+pub use outline::{ItemId, Level, outline};
+pub use parser::{Chunks, Parsed, SourceMap, parse, parse_with};
 pub use pieces::{ParsedChunk, parse_chunk};

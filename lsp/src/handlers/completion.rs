@@ -2,16 +2,16 @@
 //! after `role:` or `agent(`, attribute keys inside a node's braces, knob names after
 //! `{{knobs.`, and declaration keywords elsewhere.
 
+use factory_compiler::ide::ALLOWED_ATTRS;
 use factory_compiler::ir::NodeKind;
-use factory_compiler::lower::ALLOWED_ATTRS;
 use lsp_types::{CompletionItem, CompletionItemKind, CompletionParams, CompletionResponse};
 
 use super::{DocView, Result};
 use crate::world::World;
+use factory_compiler::ide::vocabulary;
 use factory_compiler::lexical::is_ident;
 use factory_compiler::resolve::scope::{body, decl_at};
 use factory_compiler::resolve::tokens::{TokKind, line_start, tokens};
-use factory_compiler::syntax::vocabulary;
 
 pub fn completion(world: &World, params: CompletionParams) -> Result<Option<CompletionResponse>> {
     let p = params.text_document_position;
@@ -47,7 +47,7 @@ pub fn complete(world: &World, doc: &DocView<'_>, offset: usize) -> Vec<Completi
             return items(knobs, CompletionItemKind::CONSTANT, "knob");
         }
         // The runtime's variables, as the compiler's template rule knows them.
-        let mut vars: Vec<String> = factory_compiler::validate::RUNTIME_VARS
+        let mut vars: Vec<String> = factory_compiler::ide::RUNTIME_VARS
             .iter()
             .map(|s| s.to_string())
             .chain(["knobs.".to_string()])

@@ -2,8 +2,8 @@
 //! type, default and bounds; a role's prompt; an import's file.
 
 use factory_compiler::db::{Db, import_key};
+use factory_compiler::ide::{Bounds, Decl, DeclKind, GateBy, NodeDecl, Param, Value};
 use factory_compiler::resolve::{self, Symbol, scope};
-use factory_compiler::syntax::{Bounds, Decl, DeclKind, GateBy, NodeDecl, Param, Value};
 use lsp_types::{Hover, HoverContents, HoverParams, MarkupContent, MarkupKind};
 
 use super::{DocView, Result};
@@ -208,7 +208,7 @@ const ATTRIBUTES: &[(&str, &str)] = &[
 ];
 
 /// Where a named artifact comes from: an input, or the node that writes it.
-fn artifact(body: &factory_compiler::syntax::Body, name: &str) -> String {
+fn artifact(body: &factory_compiler::ide::Body, name: &str) -> String {
     if let Some(i) = body.inputs.iter().find(|i| i.name == name) {
         return format!("**artifact** `{name}` — input\n\n- path: `{}`", i.path);
     }
@@ -223,7 +223,7 @@ fn artifact(body: &factory_compiler::syntax::Body, name: &str) -> String {
 }
 
 fn collect_writers(
-    body: &factory_compiler::syntax::Body,
+    body: &factory_compiler::ide::Body,
     name: &str,
     prefix: &str,
     out: &mut Vec<(String, String)>,
@@ -340,10 +340,10 @@ fn bounds(b: &Bounds) -> String {
     }
 }
 
-fn arg(v: &factory_compiler::syntax::ArgValue) -> String {
+fn arg(v: &factory_compiler::ide::ArgValue) -> String {
     match v {
-        factory_compiler::syntax::ArgValue::Literal(l) => l.to_string(),
-        factory_compiler::syntax::ArgValue::Name(n) => n.clone(),
+        factory_compiler::ide::ArgValue::Literal(l) => l.to_string(),
+        factory_compiler::ide::ArgValue::Name(n) => n.clone(),
     }
 }
 

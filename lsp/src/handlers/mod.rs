@@ -12,7 +12,7 @@ pub mod semantic;
 pub mod symbols;
 
 use factory_compiler::db::{Database, Db, SourceFile};
-use factory_compiler::syntax::Parsed;
+use factory_compiler::ide::Parsed;
 use lsp_types::{Position, Uri};
 
 use crate::paths::uri_to_key;

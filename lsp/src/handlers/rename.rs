@@ -4,10 +4,10 @@
 //! identifier or is already taken.
 
 use factory_compiler::db::SourceFile;
+use factory_compiler::ide::Loc;
 use factory_compiler::lexical::is_ident;
 use factory_compiler::resolve::scope::node_decl_span;
 use factory_compiler::resolve::{self, Symbol};
-use factory_compiler::syntax::Loc;
 use lsp_types::{
     PrepareRenameResponse, RenameParams, TextDocumentPositionParams, TextEdit, Uri, WorkspaceEdit,
 };

@@ -1,9 +1,9 @@
 //! Semantic tokens: keywords, declarations, node references, attribute keys, verdict
 //! labels, types, strings and comments, so editors colour `.fwf` by meaning.
 
+use factory_compiler::ide::Loc;
+use factory_compiler::ide::{LABELS, TYPE_NAMES, keywords};
 use factory_compiler::resolve::Symbol;
-use factory_compiler::syntax::Loc;
-use factory_compiler::syntax::vocabulary::{LABELS, TYPE_NAMES, keywords};
 use lsp_types::{
     SemanticToken, SemanticTokenModifier, SemanticTokenType, SemanticTokens, SemanticTokensLegend,
     SemanticTokensParams, SemanticTokensResult,

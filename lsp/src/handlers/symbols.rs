@@ -1,7 +1,7 @@
 //! The document outline: workflows and subgraphs, with their knobs, inputs, nodes,
 //! instances and parallel blocks (nested).
 
-use factory_compiler::syntax::{Body, DeclKind, Loc};
+use factory_compiler::ide::{Body, DeclKind, Loc};
 use lsp_types::{DocumentSymbol, DocumentSymbolParams, DocumentSymbolResponse, SymbolKind};
 
 use super::{DocView, Result};
