@@ -64,11 +64,11 @@ fn rewritten_store_files_are_not_evidence() {
     assert!(p.scratch_left().is_empty(), "{:?}", p.scratch_left());
 }
 
-#[test]
-fn factory_md_edited_in_the_experiment_is_refused_and_ignored() {
+/// A candidate with a worse score, a lower threshold and a wider scope, all in its
+/// factory.md, through QA: the project and the experiment's id.
+fn bar_lowered_in_factory_md() -> (Project, u32) {
     let p = project("cat src/level.txt", "0.7", "");
     let id = p.begin("lower the bar");
-    // A worse score, a lower threshold and a wider scope, all in the candidate's factory.md.
     let widened = factory_md("cat src/level.txt", "")
         .replace("- src/**", "- **")
         .replace("0.5\n", "0.0\n");
@@ -81,6 +81,12 @@ fn factory_md_edited_in_the_experiment_is_refused_and_ignored() {
         ],
     );
     p.qa_done(id);
+    (p, id)
+}
+
+#[test]
+fn factory_md_edited_in_the_experiment_is_refused_and_ignored() {
+    let (p, id) = bar_lowered_in_factory_md();
     let (code, v) = p.precheck(id);
     assert_eq!(code, Some(1), "{v}");
     let f = failures(&v);
@@ -106,20 +112,7 @@ fn factory_md_edited_in_the_experiment_is_refused_and_ignored() {
 /// four failing checks, pinned (times and the temp paths stand in as names).
 #[test]
 fn a_refused_precheck_renders_every_failing_check_with_its_reason() {
-    let p = project("cat src/level.txt", "0.7", "");
-    let id = p.begin("lower the bar");
-    let widened = factory_md("cat src/level.txt", "")
-        .replace("- src/**", "- **")
-        .replace("0.5\n", "0.0\n");
-    p.build(
-        id,
-        &[
-            ("src/level.txt", "0.4\n"),
-            ("factory.md", &widened),
-            ("README.md", "# out of scope\n"),
-        ],
-    );
-    p.qa_done(id);
+    let (p, id) = bar_lowered_in_factory_md();
     let o = p.factory(&["precheck", "--exp", &id.to_string()]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
     let project = p.path().display().to_string();
