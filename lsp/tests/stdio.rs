@@ -7,9 +7,10 @@ mod support;
 
 use std::fs;
 
+use insta::assert_snapshot;
 use lsp_server::{ErrorCode, Message};
 use serde_json::{Value, json};
-use support::{Client, codes, position, project, uri};
+use support::{Client, Session, codes, project, uri};
 
 const CLEAN: &str = "workflow w {\n    agent a { role: builder }\n    flow {\n        start -> a -> end\n    }\n}\n";
 
@@ -55,7 +56,7 @@ fn a_burst_of_edits_is_checked_at_its_last_version_and_stale_ones_are_dropped() 
     // A request right after is answered from the same, final text.
     let resp = c.request(
         "textDocument/hover",
-        json!({"textDocument": {"uri": u}, "position": position(CLEAN, "agent a", 6)}),
+        json!({"textDocument": {"uri": u}, "position": {"line": 1, "character": 10}}),
     );
     assert!(resp.response_result.is_ok(), "{resp:?}");
     c.stop();
@@ -221,44 +222,54 @@ fn quick_fixes_answer_the_diagnostics_the_client_names_wherever_the_cursor_is() 
 
 #[test]
 fn hover_and_definition_on_an_instance_artifact() {
-    let (_d, root) = project();
-    let lib = "subgraph survey() {\n    agent look { role: researcher  writes: combined = \".factory/survey.md\" }\n    flow {\n        start -> look -> end\n    }\n}\n";
-    let main = "import ./lib\n\nworkflow w {\n    use survey() as study\n    agent a { role: builder  reads: study.combined }\n    flow {\n        start -> study -> a -> end\n    }\n}\n";
-    fs::write(root.join("lib.fwf"), lib).unwrap();
-    let mut c = Client::start(&root);
-    let u = c.open(&root.join("w.fwf"), main);
-    assert_eq!(c.diagnostics(&u, 1), (1, vec![]));
-    let at = position(main, "study.combined", 8);
-    let resp = c.request(
-        "textDocument/hover",
-        json!({"textDocument": {"uri": u}, "position": at}),
+    let mut s = Session::stdio(
+        r#"
+//- lib.fwf
+subgraph survey() {
+    agent look { role: researcher  writes: combined = ".factory/survey.md" }
+    flow {
+        start -> look -> end
+    }
+}
+//- w.fwf
+import ./lib
+
+workflow w {
+    use survey() as study
+    agent a { role: builder  reads: study.co$0mbined }
+    flow {
+        start -> study -> a -> end
+    }
+}
+"#,
     );
-    let hover = resp.response_result.expect("a hover");
-    let md = hover["contents"]["value"].as_str().unwrap_or_default();
-    assert!(
-        md.contains("`combined`") && md.contains(".factory/survey.md") && md.contains("`look`"),
-        "{md}"
-    );
-    let resp = c.request(
-        "textDocument/definition",
-        json!({"textDocument": {"uri": u}, "position": at}),
-    );
-    let loc = resp.response_result.expect("a location");
-    assert_eq!(loc["uri"], uri(&root.join("lib.fwf")));
-    assert_eq!(loc["range"]["start"], position(lib, "combined", 0));
-    c.stop();
+    assert_snapshot!(s.hover(), @"
+    **artifact** `combined`
+
+    - path: `.factory/survey.md`
+    - written by: `look`
+
+    of subgraph `survey`, from `<root>/lib.fwf`
+    ");
+    assert_snapshot!(s.definition(), @"lib.fwf:2:44 `combined`");
 }
 
 #[test]
 fn an_unclosed_fork_in_a_subgraph_file_is_reported_in_that_file() {
-    let (_d, root) = project();
-    let sub = "subgraph survey() {\n    fork f\n    agent a { role: researcher }\n    agent b { role: researcher }\n    flow {\n        start -> f -> a, b -> end\n    }\n}\n";
-    let mut c = Client::start(&root);
-    let u = c.open(&root.join("survey.fwf"), sub);
-    let (_, diags) = c.diagnostics(&u, 1);
-    assert_eq!(codes(&diags), ["FWF014"], "{diags:?}");
-    assert_eq!(diags[0]["range"]["start"], position(sub, "f\n", 0));
-    c.stop();
+    assert_snapshot!(Session::stdio(r#"
+//- survey.fwf
+subgraph survey() {
+    fork f
+    agent a { role: researcher }
+    agent b { role: researcher }
+    flow {
+        start -> f -> a, b -> end
+    }
+}
+"#).diagnostics(), @"
+    survey.fwf:2:10 `f` error FWF014: fork `survey.f` has no matching join
+      help: declare a `join` and route every branch of `survey.f` into it
+    ");
 }
 
 #[test]
