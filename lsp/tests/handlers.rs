@@ -1,15 +1,18 @@
-//! Every feature of the server, called at the handler level on a real project in a
-//! temporary directory: a workflow importing a subgraph file, a project prompt.
+//! Every feature of the server at the handler level, data-driven: each test is a fixture
+//! (a project's files, `//- name` starting each, `$0` marking the cursor) and the
+//! handlers' answer as an inline snapshot. The harness is `support::Session`.
 
-use std::fs;
+mod support;
 
-use factory_lsp::handlers::{completion, definition, formatting, hover, rename, symbols};
-use factory_lsp::paths::{key_to_uri, path_to_uri};
-use factory_lsp::position::LineIndex;
-use factory_lsp::world::World;
-use lsp_types::*;
+use insta::assert_snapshot;
+use lsp_types::GotoDefinitionResponse;
+use lsp_types::request::GotoDefinition;
+use support::*;
 
-const QA: &str = r#"//! Review rounds.
+/// A workflow importing a subgraph file, with a project prompt.
+const PROJECT: &str = r#"
+//- lib/qa.fwf
+//! Review rounds.
 
 /// Attacks the change, then judges it.
 subgraph qa(fix: node, loops: int = 2 in 1..=5) {
@@ -22,9 +25,11 @@ subgraph qa(fix: node, loops: int = 2 in 1..=5) {
         verdict.halt -> end
     }
 }
-"#;
-
-const MAIN: &str = r#"//! Main.
+//- prompts/custom_role.md
+# Custom role
+Does custom things.
+//- main.fwf
+//! Main.
 import ./lib/qa
 
 workflow main {
@@ -47,483 +52,620 @@ workflow main {
 }
 "#;
 
-struct Project {
-    _dir: tempfile::TempDir,
-    world: World,
-    uri: Uri,
-    root: std::path::PathBuf,
-}
-
-fn project(main: &str) -> Project {
-    let dir = tempfile::tempdir().unwrap();
-    let root = fs::canonicalize(dir.path()).unwrap();
-    fs::create_dir_all(root.join("lib")).unwrap();
-    fs::create_dir_all(root.join("prompts")).unwrap();
-    fs::write(root.join("lib/qa.fwf"), QA).unwrap();
-    fs::write(
-        root.join("prompts/custom_role.md"),
-        "# Custom role\nDoes custom things.\n",
-    )
-    .unwrap();
-    fs::write(root.join("main.fwf"), main).unwrap();
-    let mut world = World::new(Some(&root));
-    let uri = path_to_uri(&root.join("main.fwf")).unwrap();
-    world.open_doc(uri.clone(), main.to_string(), 1).unwrap();
-    Project {
-        _dir: dir,
-        world,
-        uri,
-        root,
-    }
-}
-
-/// The position of the `nth` occurrence of `needle`, `shift` bytes into it.
-fn pos(text: &str, needle: &str, nth: usize, shift: usize) -> Position {
-    let at = text
-        .match_indices(needle)
-        .nth(nth)
-        .unwrap_or_else(|| panic!("no {needle} #{nth}"))
-        .0;
-    LineIndex::new(text).position(at + shift)
-}
-
-fn tdp(p: &Project, position: Position) -> TextDocumentPositionParams {
-    TextDocumentPositionParams {
-        text_document: TextDocumentIdentifier::new(p.uri.clone()),
-        position,
-    }
-}
-
-fn hover_text(p: &mut Project, position: Position) -> String {
-    let params = HoverParams {
-        text_document_position_params: tdp(p, position),
-        work_done_progress_params: Default::default(),
-    };
-    match hover::hover(&p.world, params).unwrap() {
-        Some(Hover {
-            contents: HoverContents::Markup(m),
-            ..
-        }) => m.value,
-        other => panic!("no markdown hover: {other:?}"),
-    }
-}
-
-fn definition_of(p: &mut Project, position: Position) -> Option<Location> {
-    let params = GotoDefinitionParams {
-        text_document_position_params: tdp(p, position),
-        work_done_progress_params: Default::default(),
-        partial_result_params: Default::default(),
-    };
-    match definition::definition(&p.world, params).unwrap() {
-        Some(GotoDefinitionResponse::Scalar(l)) => Some(l),
-        None => None,
-        other => panic!("unexpected {other:?}"),
-    }
-}
-
-fn text_at(text: &str, range: Range) -> &str {
-    let idx = LineIndex::new(text);
-    &text[idx.offset(range.start)..idx.offset(range.end)]
-}
-
 #[test]
-fn the_fixture_project_is_clean() {
-    let p = project(MAIN);
-    let key = p.root.join("main.fwf").to_string_lossy().into_owned();
-    assert_eq!(p.world.lsp_diagnostics(&key), vec![]);
+fn the_project_is_clean() {
+    assert_snapshot!(check_diagnostics(PROJECT), @"clean");
 }
 
 #[test]
 fn diagnostics_carry_code_range_and_related_information() {
-    let src = "workflow w {\n    agent a { role: builder }\n    agent a { role: builder }\n    fork f\n    agent b { role: builder }\n    flow {\n        start -> f -> a, b -> end\n    }\n}\n";
-    let p = project(src);
-    let key = p.root.join("main.fwf").to_string_lossy().into_owned();
-    let diags = p.world.lsp_diagnostics(&key);
-    let dup = diags
-        .iter()
-        .find(|d| d.code == Some(NumberOrString::String("FWF002".into())))
-        .unwrap_or_else(|| panic!("no FWF002 in {diags:#?}"));
-    assert_eq!(dup.range.start, pos(src, "a {", 1, 0));
-    assert_eq!(dup.severity, Some(DiagnosticSeverity::ERROR));
-    let related = dup
-        .related_information
-        .as_ref()
-        .expect("the first declaration is related");
-    assert_eq!(related[0].location.range.start, pos(src, "a {", 0, 0));
-    assert_eq!(related[0].location.uri, p.uri);
+    assert_snapshot!(check_diagnostics(r#"
+workflow w {
+    agent a { role: builder }
+    agent a { role: builder }
+    fork f
+    agent b { role: builder }
+    flow {
+        start -> f -> a, b -> end
+    }
+}
+"#), @"
+    main.fwf:3:11 `a` error FWF002: `a` is declared twice
+      help: rename one of the two declarations of `a`
+      related: main.fwf:2:11 `a`: first declared here
+    main.fwf:4:10 `f` error FWF014: fork `f` has no matching join
+      help: declare a `join` and route every branch of `f` into it
+      related: main.fwf:7:26 `b`: `b` goes on to `end`
+      related: main.fwf:7:23 `a`: `a` goes on to `end`
+    ");
 }
 
 #[test]
 fn hover_on_a_node_shows_kind_role_reads_writes_checks_and_doc() {
-    let mut p = project(MAIN);
-    let md = hover_text(&mut p, pos(MAIN, "builder ->", 0, 2));
-    for want in [
-        "**agent** `builder`",
-        "role: `builder`",
-        "reads: `\"plan.md\"`",
-        "writes: `\"out.md\"`",
-        "check: `exists`",
-        "Implements the plan.",
-    ] {
-        assert!(md.contains(want), "{want:?} missing from {md}");
+    assert_snapshot!(check_hover(r#"
+workflow main {
+    input plan_doc = "plan.md"
+
+    /// Implements the plan.
+    agent builder { role: builder reads: "plan.md" writes: "out.md" check: exists timeout: 60 }
+    flow {
+        start -> bu$0ilder -> end
     }
+}
+"#), @r#"
+    **agent** `builder`
+
+    - role: `builder`
+    - reads: `"plan.md"`
+    - writes: `"out.md"`
+    - check: `exists`
+    - timeout: `60`
+
+    ---
+
+    Implements the plan.
+    "#);
 }
 
 #[test]
-fn hover_on_a_knob_shows_type_default_bounds_and_doc() {
-    let mut p = project(MAIN);
-    // On the bound of the reloop, not the declaration.
-    let md = hover_text(&mut p, pos(MAIN, "max rounds", 0, 5));
-    for want in [
-        "**knob** `rounds`",
-        "type: `int`",
-        "default: `3`",
-        "bounds: `1..=5`",
-        "How many review rounds.",
-    ] {
-        assert!(md.contains(want), "{want:?} missing from {md}");
+fn hover_on_a_knob_in_a_bound_and_in_a_template_shows_type_default_bounds_and_doc() {
+    assert_snapshot!(check_hover(r#"
+workflow main {
+    /// How many review rounds.
+    knob rounds: int = 3 in 1..=5
+    agent helper { role: builder task: "Round {{knobs.ro$0unds}}" }
+    gate review by agent(ceo) "Good?"
+    flow {
+        start -> helper -> review
+        review.proceed -> end
+        review.reloop(max r$0ounds) -> helper
+        review.halt -> end
     }
-    // And inside a template.
-    let md = hover_text(&mut p, pos(MAIN, "knobs.rounds", 0, 7));
-    assert!(md.contains("**knob** `rounds`"), "{md}");
+}
+"#), @"
+    main.fwf:4:57 `knobs.ro$0unds`:
+      **knob** `rounds`
+
+      - type: `int`
+      - default: `3`
+      - bounds: `1..=5`
+
+      ---
+
+      How many review rounds.
+    main.fwf:9:28 `r$0ounds`:
+      **knob** `rounds`
+
+      - type: `int`
+      - default: `3`
+      - bounds: `1..=5`
+
+      ---
+
+      How many review rounds.
+    ");
 }
 
 #[test]
 fn hover_on_roles_shows_the_prompt_head() {
-    let mut p = project(MAIN);
-    let md = hover_text(&mut p, pos(MAIN, "custom_role", 0, 1));
-    assert!(md.contains("Does custom things."), "{md}");
-    assert!(md.contains("prompts/custom_role.md"), "{md}");
-    let md = hover_text(&mut p, pos(MAIN, "agent(ceo)", 0, 7));
-    assert!(md.contains("**role** `ceo`"), "{md}");
-    if let Some(builtin) = factory_compiler::builtin::prompt("ceo") {
-        let first = builtin.lines().find(|l| !l.trim().is_empty()).unwrap();
-        assert!(md.contains(first), "{md}");
-    } else {
-        assert!(md.contains("built-in role"), "{md}");
+    assert_snapshot!(check_hover(r#"
+//- prompts/custom_role.md
+# Custom role
+Does custom things.
+//- main.fwf
+workflow main {
+    agent helper { role: c$0ustom_role }
+    gate review by agent(c$0eo) "Good?"
+    flow {
+        start -> helper -> review
+        review.proceed -> end
+        review.reloop(max 3) -> helper
+        review.halt -> end
     }
+}
+"#), @"
+    main.fwf:2:27 `c$0ustom_role`:
+      **role** `custom_role` — prompt `<root>/prompts/custom_role.md`
+
+      ---
+
+      # Custom role
+      Does custom things.
+    main.fwf:3:27 `c$0eo`:
+      **role** `ceo` — prompt built in
+
+      ---
+
+      # Role: CEO
+
+      You are the CEO of a factory run. You are the reviewer at every agent-evaluated gate
+      and, when run interactively, the orchestrator that walks a mode's graph. You judge
+      artifacts and decide where the run goes next. You never do a specialist's work
+      yourself.
+
+      ## Purpose
+    ");
 }
 
 #[test]
 fn hover_on_an_import_names_its_file() {
-    let mut p = project(MAIN);
-    let md = hover_text(&mut p, pos(MAIN, "./lib/qa", 0, 3));
-    assert!(
-        md.contains(&format!("{}/lib/qa.fwf", p.root.display())),
-        "{md}"
-    );
+    assert_snapshot!(check_hover(r#"
+//- lib/qa.fwf
+subgraph qa(fix: node) {
+    agent tester { role: adversarial_tester }
+    flow {
+        start -> tester -> end
+    }
+}
+//- main.fwf
+import ./l$0ib/qa
+
+workflow main {
+    agent builder { role: builder }
+    use qa(fix: builder) as qa
+    flow {
+        start -> builder -> qa -> end
+    }
+}
+"#), @"
+    **import** `./lib/qa`
+
+    file: `<root>/lib/qa.fwf`
+    ");
 }
 
 #[test]
 fn definition_of_a_flow_term_is_the_node_declaration() {
-    let mut p = project(MAIN);
-    let loc = definition_of(&mut p, pos(MAIN, "review.reloop", 0, 3)).unwrap();
-    assert_eq!(loc.uri, p.uri);
-    assert_eq!(loc.range.start, pos(MAIN, "review by", 0, 0));
-    assert_eq!(text_at(MAIN, loc.range), "review");
+    assert_snapshot!(check_definition(r#"
+workflow main {
+    agent builder { role: builder }
+    gate review by agent(ceo) "Good?"
+    flow {
+        start -> builder -> review
+        review.proceed -> end
+        rev$0iew.reloop(max 3) -> builder
+        review.halt -> end
+    }
+}
+"#), @"main.fwf:3:10 `review`");
 }
 
 #[test]
-fn definition_of_a_use_is_the_subgraph_in_the_imported_file() {
-    let mut p = project(MAIN);
-    let loc = definition_of(&mut p, pos(MAIN, "qa(fix", 0, 0)).unwrap();
-    assert_eq!(
-        loc.uri,
-        key_to_uri(&p.root.join("lib/qa.fwf").to_string_lossy()).unwrap()
-    );
-    assert_eq!(loc.range.start, pos(QA, "qa(fix", 0, 0));
+fn definition_of_a_use_is_the_subgraph_in_the_imported_file_and_of_a_knob_argument_the_knob() {
+    assert_snapshot!(check_definition(r#"
+//- lib/qa.fwf
+//! Review rounds.
+
+/// Attacks the change, then judges it.
+subgraph qa(fix: node, loops: int = 2 in 1..=5) {
+    agent tester { role: adversarial_tester }
+    flow {
+        start -> tester -> end
+    }
+}
+//- main.fwf
+import ./lib/qa
+
+workflow main {
+    knob rounds: int = 3 in 1..=5
+    agent builder { role: builder }
+    use $0qa(fix: builder, loops: r$0ounds) as qa
+    flow {
+        start -> builder -> qa -> end
+    }
+}
+"#), @"
+    main.fwf:6:9 `$0qa`:
+      lib/qa.fwf:4:10 `qa`
+    main.fwf:6:34 `r$0ounds`:
+      main.fwf:4:10 `rounds`
+    ");
+}
+
+/// The text of the file a definition at the fixture's cursor opens.
+fn opened_by_definition(fixture: &str) -> String {
+    let mut s = Session::handlers(fixture);
+    let params = definition_params(s.cursor_params());
+    let Ok(Some(GotoDefinitionResponse::Scalar(loc))) = s.request::<GotoDefinition>(params) else {
+        panic!("no definition");
+    };
+    let path = factory_lsp::paths::uri_to_key(&loc.uri).expect("a file");
+    std::fs::read_to_string(path).expect("the file exists")
 }
 
 #[test]
 fn definition_of_an_import_is_the_file_and_of_a_role_its_prompt() {
-    let mut p = project(MAIN);
-    let loc = definition_of(&mut p, pos(MAIN, "./lib/qa", 0, 2)).unwrap();
-    assert_eq!(loc.uri, path_to_uri(&p.root.join("lib/qa.fwf")).unwrap());
-    let loc = definition_of(&mut p, pos(MAIN, "custom_role", 0, 0)).unwrap();
-    assert_eq!(
-        loc.uri,
-        path_to_uri(&p.root.join("prompts/custom_role.md")).unwrap()
-    );
     // A built-in role opens a read-only copy of the prompt embedded in factory.
-    let loc = definition_of(&mut p, pos(MAIN, "agent(ceo)", 0, 7)).expect("built-in prompt");
-    let path = loc
-        .uri
-        .as_str()
-        .strip_prefix("file://")
-        .unwrap()
-        .to_string();
-    assert!(path.ends_with("/prompts/ceo.md"), "{path}");
+    assert_snapshot!(check_definition(r#"
+//- lib/qa.fwf
+subgraph qa(fix: node) {
+    agent tester { role: adversarial_tester }
+    flow {
+        start -> tester -> end
+    }
+}
+//- prompts/custom_role.md
+# Custom role
+Does custom things.
+//- main.fwf
+import ./$0lib/qa
+
+workflow main {
+    agent builder { role: $0custom_role }
+    gate review by agent(c$0eo) "Good?"
+    use qa(fix: builder) as qa
+    flow {
+        start -> builder -> review
+        review.proceed -> qa -> end
+        review.reloop(max 3) -> builder
+        review.halt -> end
+    }
+}
+"#), @"
+    main.fwf:1:10 `./$0lib/qa`:
+      lib/qa.fwf:1:1
+    main.fwf:4:27 `$0custom_role`:
+      prompts/custom_role.md:1:1
+    main.fwf:5:27 `c$0eo`:
+      <builtin>/prompts/ceo.md:1:1
+    ");
     assert_eq!(
-        fs::read_to_string(&path).unwrap(),
-        factory_compiler::builtin::prompt("ceo").unwrap()
+        opened_by_definition(
+            r#"
+workflow main {
+    agent builder { role: builder }
+    gate review by agent(c$0eo) "Good?"
+    flow {
+        start -> builder -> review
+        review.proceed -> end
+        review.reloop(max 3) -> builder
+        review.halt -> end
+    }
+}
+"#
+        ),
+        factory_compiler::builtin::prompt("ceo").expect("a built-in ceo prompt")
     );
 }
+
+const STD_IMPORT: &str = r#"
+import std/dee$0p_qa
+workflow w {
+    input review = ".factory/reviews/builder-latest.md"
+    input strategy = ".factory/strategy/current.md"
+    agent b { role: builder writes: "b.md" check: exists }
+    use deep_qa(fix: b, on_halt: end) as qa
+    flow { start -> b -> qa -> end }
+}
+"#;
 
 #[test]
 fn definition_of_a_standard_library_import_opens_the_embedded_file() {
     if std::env::var_os("FACTORY_STDLIB").is_some() {
         return; // the directory wins then; covered by the import test above
     }
-    let main = "import std/deep_qa\nworkflow w {\n    agent b { role: builder writes: \"b.md\" check: exists }\n    use deep_qa(fix: b, on_halt: end) as qa\n    flow { start -> b -> qa -> end }\n}\n";
-    let mut p = project(main);
-    let loc = definition_of(&mut p, pos(main, "std/deep_qa", 0, 5)).expect("the import resolves");
-    let path = loc
-        .uri
-        .as_str()
-        .strip_prefix("file://")
-        .unwrap()
-        .to_string();
-    assert!(path.ends_with("/stdlib/deep_qa.fwf"), "{path}");
+    assert_snapshot!(check_definition(STD_IMPORT), @"<builtin>/stdlib/deep_qa.fwf:1:1");
     assert_eq!(
-        fs::read_to_string(&path).unwrap(),
-        factory_compiler::builtin::stdlib("deep_qa").unwrap()
+        opened_by_definition(STD_IMPORT),
+        factory_compiler::builtin::stdlib("deep_qa").expect("an embedded deep_qa")
     );
 }
 
 #[test]
-fn definition_of_a_knob_in_an_argument() {
-    let mut p = project(MAIN);
-    let loc = definition_of(&mut p, pos(MAIN, "loops: rounds", 0, 8)).unwrap();
-    assert_eq!(loc.range.start, pos(MAIN, "rounds:", 0, 0));
-}
-
-#[test]
-fn references_of_a_node_cover_declaration_terms_and_arguments() {
-    let p = project(MAIN);
-    let params = ReferenceParams {
-        text_document_position: tdp(&p, pos(MAIN, "agent builder", 0, 7)),
-        work_done_progress_params: Default::default(),
-        partial_result_params: Default::default(),
-        context: ReferenceContext {
-            include_declaration: true,
-        },
-    };
-    let refs = definition::references(&p.world, params).unwrap().unwrap();
-    let starts: Vec<Position> = refs.iter().map(|l| l.range.start).collect();
-    assert_eq!(
-        starts,
-        vec![
-            pos(MAIN, "builder {", 0, 0),
-            pos(MAIN, "builder,", 0, 0),
-            pos(MAIN, "builder ->", 0, 0),
-            pos(MAIN, "-> builder\n", 0, 3),
-        ]
-    );
+fn references_of_a_node_cover_declaration_terms_and_arguments_not_the_role() {
     // `role: builder` is a role, not the node.
-    assert!(!starts.contains(&pos(MAIN, "role: builder", 0, 6)));
-}
-
-fn apply(text: &str, edit: &WorkspaceEdit, uri: &Uri) -> String {
-    let mut edits = edit.changes.as_ref().unwrap()[uri].clone();
-    let idx = LineIndex::new(text);
-    edits.sort_by_key(|e| std::cmp::Reverse(idx.offset(e.range.start)));
-    let mut out = text.to_string();
-    for e in edits {
-        let (s, t) = (idx.offset(e.range.start), idx.offset(e.range.end));
-        out.replace_range(s..t, &e.new_text);
+    assert_snapshot!(check_references(r#"
+//- lib/qa.fwf
+subgraph qa(fix: node) {
+    agent tester { role: adversarial_tester }
+    flow {
+        start -> tester -> end
     }
-    out
 }
+//- main.fwf
+import ./lib/qa
 
-fn rename_at(p: &mut Project, position: Position, new: &str) -> Result<WorkspaceEdit, String> {
-    let params = RenameParams {
-        text_document_position: tdp(p, position),
-        new_name: new.into(),
-        work_done_progress_params: Default::default(),
-    };
-    rename::rename(&p.world, params)
-        .map(|e| e.unwrap())
-        .map_err(|e| e.message)
+workflow main {
+    agent b$0uilder { role: builder }
+    gate review by agent(ceo) "Good?"
+    use qa(fix: builder) as qa
+    flow {
+        start -> builder -> review
+        review.proceed -> qa -> end
+        review.reloop(max 3) -> builder
+        review.halt -> end
+    }
+}
+"#), @"
+    main.fwf:4:11 `builder`
+    main.fwf:6:17 `builder`
+    main.fwf:8:18 `builder`
+    main.fwf:10:33 `builder`
+    ");
 }
 
 #[test]
-fn renaming_a_node_edits_every_use_and_keeps_the_file_clean() {
-    let mut p = project(MAIN);
-    let edit = rename_at(&mut p, pos(MAIN, "review.halt", 0, 1), "judge").unwrap();
-    let out = apply(MAIN, &edit, &p.uri);
-    assert!(out.contains("gate judge by agent(ceo)"), "{out}");
-    assert!(out.contains("judge.reloop(max rounds) -> builder"), "{out}");
-    assert!(
-        !out.contains("review.") && !out.contains("-> review"),
-        "{out}"
-    );
-    assert!(
-        out.contains("/// How many review rounds."),
-        "comments are not renamed: {out}"
-    );
-    // The renamed file still checks clean.
-    let key = p.root.join("main.fwf").to_string_lossy().into_owned();
-    p.world.db.set_text(&key, out);
-    assert_eq!(p.world.lsp_diagnostics(&key), vec![]);
+fn renaming_a_node_edits_every_use_not_comments_and_keeps_the_file_clean() {
+    assert_snapshot!(check_rename(r#"
+workflow main {
+    /// How many review rounds.
+    knob rounds: int = 3 in 1..=5
+    agent builder { role: builder }
+    gate review by agent(ceo) "Good?"
+    flow {
+        start -> builder -> review
+        review.proceed -> end
+        review.reloop(max rounds) -> builder
+        r$0eview.halt -> end
+    }
+}
+"#, "judge"), @"
+    main.fwf:5:10 `review`
+    main.fwf:7:29 `review`
+    main.fwf:8:9 `review`
+    main.fwf:9:9 `review`
+    main.fwf:10:9 `review`
+    after: clean
+    ");
 }
 
 #[test]
-fn renaming_a_knob_edits_bounds_arguments_and_templates() {
-    let mut p = project(MAIN);
-    let edit = rename_at(&mut p, pos(MAIN, "knob rounds", 0, 5), "passes").unwrap();
-    let out = apply(MAIN, &edit, &p.uri);
-    for want in [
-        "knob passes: int",
-        "loops: passes)",
-        "(max passes)",
-        "{{knobs.passes}}",
-    ] {
-        assert!(out.contains(want), "{want:?} missing from {out}");
+fn renaming_a_knob_edits_bounds_arguments_and_templates_not_comments() {
+    assert_snapshot!(check_rename(r#"
+//- lib/qa.fwf
+subgraph qa(fix: node, loops: int = 2 in 1..=5) {
+    gate verdict by agent(code_reviewer) "Ok?"
+    flow {
+        start -> verdict
+        verdict.proceed -> end
+        verdict.reloop(max loops) -> fix
+        verdict.halt -> end
     }
-    assert_eq!(
-        out.matches("rounds").count(),
-        1,
-        "only the doc comment keeps the word: {out}"
-    );
 }
+//- main.fwf
+import ./lib/qa
+
+workflow main {
+    /// How many review rounds.
+    knob r$0ounds: int = 3 in 1..=5
+    agent builder { role: builder task: "Round {{knobs.rounds}}" }
+    gate review by agent(ceo) "Good?"
+    use qa(fix: builder, loops: rounds) as qa
+    flow {
+        start -> builder -> review
+        review.proceed -> qa -> end
+        review.reloop(max rounds) -> builder
+        review.halt -> end
+    }
+}
+"#, "passes"), @"
+    main.fwf:5:10 `rounds`
+    main.fwf:6:56 `rounds`
+    main.fwf:8:33 `rounds`
+    main.fwf:12:27 `rounds`
+    after: clean
+    ");
+}
+
+const TWO_AGENTS: &str = r#"
+workflow main {
+    agent builder { role: builder }
+    agent h$0elper { role: builder }
+    flow {
+        start -> builder -> helper -> end
+    }
+}
+"#;
 
 #[test]
 fn rename_refuses_clashes_and_bad_names() {
-    let mut p = project(MAIN);
-    let err = rename_at(&mut p, pos(MAIN, "agent helper", 0, 6), "builder").unwrap_err();
-    assert!(err.contains("already exists"), "{err}");
-    let err = rename_at(&mut p, pos(MAIN, "agent helper", 0, 6), "9lives").unwrap_err();
-    assert!(err.contains("not a valid name"), "{err}");
-    let err = rename_at(&mut p, pos(MAIN, "agent helper", 0, 6), "end").unwrap_err();
-    assert!(err.contains("not a valid name"), "{err}");
+    assert_snapshot!(check_rename(TWO_AGENTS, "builder"), @"error: cannot rename `helper` to `builder`: a node named `builder` already exists in `main`");
+    assert_snapshot!(check_rename(TWO_AGENTS, "9lives"), @"error: `9lives` is not a valid name: use letters, digits and `_`, not starting with a digit, and not a reserved word");
+    assert_snapshot!(check_rename(TWO_AGENTS, "end"), @"error: `end` is not a valid name: use letters, digits and `_`, not starting with a digit, and not a reserved word");
 }
 
 #[test]
 fn document_symbols_outline_workflows_knobs_and_nodes() {
-    let p = project(MAIN);
-    let params = DocumentSymbolParams {
-        text_document: TextDocumentIdentifier::new(p.uri.clone()),
-        work_done_progress_params: Default::default(),
-        partial_result_params: Default::default(),
-    };
-    let Some(DocumentSymbolResponse::Nested(syms)) =
-        symbols::document_symbols(&p.world, params).unwrap()
-    else {
-        panic!("nested symbols expected");
-    };
-    assert_eq!(syms.len(), 1);
-    assert_eq!(syms[0].name, "main");
-    let names: Vec<&str> = syms[0]
-        .children
-        .as_ref()
-        .unwrap()
-        .iter()
-        .map(|c| c.name.as_str())
-        .collect();
-    assert_eq!(
-        names,
-        ["rounds", "plan_doc", "builder", "helper", "review", "qa"]
-    );
+    assert_snapshot!(check_symbols(PROJECT), @"
+    main (Module) — workflow at main.fwf:4:10 `main`, lines 4-22
+      rounds (Constant) — knob at main.fwf:6:10 `rounds`, lines 6-6
+      plan_doc (File) — input at main.fwf:7:11 `plan_doc`, lines 7-7
+      builder (Object) — agent at main.fwf:10:11 `builder`, lines 10-10
+      helper (Object) — agent at main.fwf:11:11 `helper`, lines 11-11
+      review (Object) — gate at main.fwf:12:10 `review`, lines 12-12
+      qa (Object) — use qa at main.fwf:13:44 `qa`, lines 13-13
+    ");
 }
 
 #[test]
 fn formatting_returns_one_edit_producing_the_canonical_text() {
-    let messy = "workflow w{\nagent a{role:builder}\nflow{\nstart->a->end\n}\n}";
-    let mut p = project(messy);
-    let params = DocumentFormattingParams {
-        text_document: TextDocumentIdentifier::new(p.uri.clone()),
-        options: FormattingOptions {
-            tab_size: 4,
-            insert_spaces: true,
-            ..Default::default()
-        },
-        work_done_progress_params: Default::default(),
-    };
-    let edits = formatting::formatting(&p.world, params.clone())
-        .unwrap()
-        .unwrap();
-    assert_eq!(edits.len(), 1);
-    assert_eq!(edits[0].new_text, factory_compiler::format::format(messy));
+    assert_snapshot!(check_formatting(r#"
+workflow w{
+agent a{role:builder}
+flow{
+start->a->end
+}
+}"#), @"
+    edit 1:1-6:2:
+    workflow w {
+        agent a { role: builder }
+        flow {
+            start -> a -> end
+        }
+    }
+    ");
     // A formatted document needs no edit.
-    let key = p.root.join("main.fwf").to_string_lossy().into_owned();
-    p.world.db.set_text(&key, edits[0].new_text.clone());
-    assert!(
-        formatting::formatting(&p.world, params)
-            .unwrap()
-            .unwrap()
-            .is_empty()
-    );
-}
-
-fn complete(src: &str, cursor: &str) -> Vec<String> {
-    let text = src.replace(cursor, "");
-    let at = src.find(cursor).unwrap();
-    let p = project(&text);
-    let params = CompletionParams {
-        text_document_position: tdp(&p, LineIndex::new(&text).position(at)),
-        work_done_progress_params: Default::default(),
-        partial_result_params: Default::default(),
-        context: None,
-    };
-    match completion::completion(&p.world, params).unwrap() {
-        Some(CompletionResponse::Array(items)) => items.into_iter().map(|i| i.label).collect(),
-        other => panic!("{other:?}"),
+    assert_snapshot!(check_formatting(r#"
+workflow w {
+    agent a { role: builder }
+    flow {
+        start -> a -> end
     }
 }
+"#), @"(no edits)");
+}
 
 #[test]
-fn completion_offers_node_ids_in_flows() {
-    let src = MAIN.replace(
-        "review.halt -> end",
-        "review.halt -> end\n        start -> |",
-    );
-    let got = complete(&src, "|");
-    for want in ["builder", "helper", "review", "qa", "end"] {
-        assert!(
-            got.contains(&want.to_string()),
-            "{want} missing from {got:?}"
-        );
+fn completion_offers_node_ids_in_flows_not_knobs() {
+    assert_snapshot!(check_completion(r#"
+//- lib/qa.fwf
+subgraph qa(fix: node) {
+    agent tester { role: adversarial_tester }
+    flow {
+        start -> tester -> end
     }
-    assert!(
-        !got.contains(&"rounds".to_string()),
-        "knobs are not nodes: {got:?}"
-    );
+}
+//- main.fwf
+import ./lib/qa
+
+workflow main {
+    knob rounds: int = 3 in 1..=5
+    agent builder { role: builder }
+    agent helper { role: builder }
+    gate review by agent(ceo) "Good?"
+    use qa(fix: builder) as qa
+    flow {
+        start -> builder -> helper -> review
+        review.proceed -> qa -> end
+        review.reloop(max rounds) -> builder
+        review.halt -> end
+        start -> $0
+    }
+}
+"#), @"
+    start (Variable) — node
+    end (Variable) — node
+    builder (Variable) — node
+    helper (Variable) — node
+    review (Variable) — node
+    qa (Variable) — node
+    ");
 }
 
 #[test]
-fn completion_offers_verdicts_after_a_gate() {
-    let src = MAIN.replace("review.halt -> end", "review.halt -> end\n        review.|");
-    let got = complete(&src, "|");
-    assert_eq!(got, ["proceed", "reloop", "halt", "fail"]);
-    let src = MAIN.replace(
-        "review.halt -> end",
-        "review.halt -> end\n        builder.|",
-    );
-    assert_eq!(complete(&src, "|"), ["fail"]);
+fn completion_offers_verdicts_after_a_gate_and_only_fail_after_an_agent() {
+    assert_snapshot!(check_completion(r#"
+workflow main {
+    agent builder { role: builder }
+    gate review by agent(ceo) "Good?"
+    flow {
+        start -> builder -> review
+        review.proceed -> end
+        review.reloop(max 3) -> builder
+        review.halt -> end
+        review.$0
+    }
+}
+"#), @"
+    proceed (EnumMember) — verdict
+    reloop (EnumMember) — verdict
+    halt (EnumMember) — verdict
+    fail (EnumMember) — verdict
+    ");
+    assert_snapshot!(check_completion(r#"
+workflow main {
+    agent builder { role: builder }
+    gate review by agent(ceo) "Good?"
+    flow {
+        start -> builder -> review
+        review.proceed -> end
+        review.reloop(max 3) -> builder
+        review.halt -> end
+        builder.$0
+    }
+}
+"#), @"fail (EnumMember) — verdict");
 }
 
 #[test]
-fn completion_offers_roles_and_attribute_keys() {
-    let src = MAIN.replace("role: custom_role", "role: |custom_role");
-    let got = complete(&src, "|");
-    assert!(
-        got.contains(&"custom_role".to_string()) && got.contains(&"strategist".to_string()),
-        "{got:?}"
-    );
-    let src = MAIN.replace(
-        "gate review by agent(ceo) \"Good?\"",
-        "gate review by agent(ceo) \"Good?\" { | }",
-    );
-    let got = complete(&src, "|");
-    assert!(
-        got.contains(&"outcomes".to_string()) && got.contains(&"question".to_string()),
-        "{got:?}"
-    );
-    assert!(
-        !got.contains(&"role".to_string()),
-        "gates take no role: {got:?}"
-    );
+fn completion_offers_roles_with_project_prompts() {
+    assert_snapshot!(check_completion(r#"
+//- prompts/custom_role.md
+# Custom role
+Does custom things.
+//- main.fwf
+workflow main {
+    agent helper { role: $0custom_role }
+    flow {
+        start -> helper -> end
+    }
+}
+"#), @"
+    adversarial_tester (Class) — role
+    archivist (Class) — role
+    builder (Class) — role
+    ceo (Class) — role
+    code_reviewer (Class) — role
+    custom_role (Class) — role
+    failure_analyst (Class) — role
+    health_checker (Class) — role
+    refiner (Class) — role
+    researcher (Class) — role
+    spec_annotator (Class) — role
+    strategist (Class) — role
+    ");
+}
+
+#[test]
+fn completion_offers_the_attribute_keys_of_a_gate() {
+    assert_snapshot!(check_completion(r#"
+workflow main {
+    agent builder { role: builder }
+    gate review by agent(ceo) "Good?" { $0 }
+    flow {
+        start -> builder -> review
+        review.proceed -> end
+        review.reloop(max 3) -> builder
+        review.halt -> end
+    }
+}
+"#), @"
+    question (Property) — gate attribute
+    prompt (Property) — gate attribute
+    task (Property) — gate attribute
+    reads (Property) — gate attribute
+    writes (Property) — gate attribute
+    check (Property) — gate attribute
+    outcomes (Property) — gate attribute
+    timeout (Property) — gate attribute
+    model (Property) — gate attribute
+    runner (Property) — gate attribute
+    ");
 }
 
 #[test]
 fn completion_offers_knobs_in_templates() {
-    let src = MAIN.replace("Round {{knobs.rounds}}", "Round {{knobs.|");
-    assert_eq!(complete(&src, "|"), ["rounds"]);
+    assert_snapshot!(check_completion(r#"
+workflow main {
+    knob rounds: int = 3 in 1..=5
+    agent helper { role: builder task: "Round {{knobs.$0" }
+    flow {
+        start -> helper -> end
+    }
+}
+"#), @"rounds (Constant) — knob");
 }
 
 #[test]
-fn completion_offers_import_paths() {
-    let src = MAIN.replace("import ./lib/qa", "import ./lib/qa\nimport ./|");
-    let got = complete(&src, "|");
-    assert_eq!(got, ["./lib/qa"], "the file itself is not offered");
+fn completion_offers_import_paths_not_the_file_itself() {
+    assert_snapshot!(check_completion(r#"
+//- lib/qa.fwf
+subgraph qa(fix: node) {
+    agent tester { role: adversarial_tester }
+    flow {
+        start -> tester -> end
+    }
+}
+//- main.fwf
+import ./lib/qa
+import ./$0
+
+workflow main {
+    agent builder { role: builder }
+    use qa(fix: builder) as qa
+    flow {
+        start -> builder -> qa -> end
+    }
+}
+"#), @"./lib/qa (File) — import");
 }
