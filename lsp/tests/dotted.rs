@@ -1,123 +1,107 @@
 //! Dotted declared names, as `factory compile --emit fwf` writes them for inlined ids
 //! (`agent experiment.builder`, `writes: plan.plan = ...`): hover, definition and
 //! references work on them as on plain names, wherever in the name the cursor is.
+//! Data-driven: `support::Session`.
 
-use factory_lsp::handlers::{definition, hover};
-use factory_lsp::paths::path_to_uri;
-use factory_lsp::position::LineIndex;
-use factory_lsp::world::World;
-use lsp_types::*;
+mod support;
 
-const SRC: &str = r#"workflow w {
+use insta::assert_snapshot;
+use support::*;
+
+#[test]
+fn a_dotted_node_in_a_flow_goes_to_its_declaration_from_any_part_of_the_name() {
+    assert_snapshot!(check_definition(r#"
+workflow w {
     agent plan.writer { role: strategist writes: plan.plan = ".factory/plan.md" }
+    agent exp.builder { role: builder reads: plan.plan }
+    flow {
+        start -> plan.writer -> $0exp$0.b$0uilde$0r -> end
+    }
+}
+"#), @"
+    main.fwf:5:33 `$0exp.builder`:
+      main.fwf:3:11 `exp.builder`
+    main.fwf:5:36 `exp$0.builder`:
+      main.fwf:3:11 `exp.builder`
+    main.fwf:5:38 `exp.b$0uilder`:
+      main.fwf:3:11 `exp.builder`
+    main.fwf:5:43 `exp.builde$0r`:
+      main.fwf:3:11 `exp.builder`
+    ");
+}
+
+#[test]
+fn a_dotted_node_hovers_with_its_whole_name() {
+    assert_snapshot!(check_hover(r#"
+workflow w {
+    agent plan.writer { role: strategist writes: plan.plan = ".factory/plan.md" }
+    agent exp.builder { role: builder reads: plan.plan }
+    flow {
+        start -> plan.w$0riter -> exp.builder -> end
+    }
+}
+"#), @r#"
+    **agent** `plan.writer`
+
+    - role: `strategist`
+    - writes: `plan.plan = ".factory/plan.md"`
+    "#);
+}
+
+#[test]
+fn a_dotted_artifact_goes_to_its_named_write_from_any_part_of_the_name() {
+    assert_snapshot!(check_definition(r#"
+workflow w {
+    agent plan.writer { role: strategist writes: plan.plan = ".factory/plan.md" }
+    agent exp.builder { role: builder reads: $0plan$0.pl$0an }
+    flow {
+        start -> plan.writer -> exp.builder -> end
+    }
+}
+"#), @"
+    main.fwf:3:46 `$0plan.plan`:
+      main.fwf:2:50 `plan.plan`
+    main.fwf:3:50 `plan$0.plan`:
+      main.fwf:2:50 `plan.plan`
+    main.fwf:3:53 `plan.pl$0an`:
+      main.fwf:2:50 `plan.plan`
+    ");
+}
+
+#[test]
+fn a_dotted_artifact_hovers_with_its_path() {
+    assert_snapshot!(check_hover(r#"
+workflow w {
+    agent plan.writer { role: strategist writes: plan.plan = ".factory/plan.md" }
+    agent exp.builder { role: builder reads: plan.pl$0an }
+    flow {
+        start -> plan.writer -> exp.builder -> end
+    }
+}
+"#), @"
+    **artifact** `plan.plan`
+
+    - path: `.factory/plan.md`
+    - written by: `plan.writer`
+    ");
+}
+
+#[test]
+fn references_of_a_dotted_node_and_a_dotted_artifact() {
+    assert_snapshot!(check_references(r#"
+workflow w {
+    agent pl$0an.writer { role: strategist writes: plan.pl$0an = ".factory/plan.md" }
     agent exp.builder { role: builder reads: plan.plan }
     flow {
         start -> plan.writer -> exp.builder -> end
     }
 }
-"#;
-
-fn setup() -> (tempfile::TempDir, World, Uri) {
-    let dir = tempfile::tempdir().unwrap();
-    let root = std::fs::canonicalize(dir.path()).unwrap();
-    let uri = path_to_uri(&root.join("w.fwf")).unwrap();
-    let mut world = World::new(Some(&root));
-    let key = world.open_doc(uri.clone(), SRC.to_string(), 1).unwrap();
-    assert_eq!(world.lsp_diagnostics(&key), vec![]);
-    (dir, world, uri)
-}
-
-fn at(needle: &str, shift: usize) -> Position {
-    LineIndex::new(SRC).position(SRC.find(needle).unwrap() + shift)
-}
-
-fn tdp(uri: &Uri, p: Position) -> TextDocumentPositionParams {
-    TextDocumentPositionParams {
-        text_document: TextDocumentIdentifier::new(uri.clone()),
-        position: p,
-    }
-}
-
-fn hover_md(world: &mut World, uri: &Uri, p: Position) -> String {
-    let params = HoverParams {
-        text_document_position_params: tdp(uri, p),
-        work_done_progress_params: Default::default(),
-    };
-    match hover::hover(world, params).unwrap() {
-        Some(Hover {
-            contents: HoverContents::Markup(m),
-            ..
-        }) => m.value,
-        other => panic!("{other:?}"),
-    }
-}
-
-fn definition_at(world: &mut World, uri: &Uri, p: Position) -> Range {
-    let params = GotoDefinitionParams {
-        text_document_position_params: tdp(uri, p),
-        work_done_progress_params: Default::default(),
-        partial_result_params: Default::default(),
-    };
-    match definition::definition(world, params).unwrap() {
-        Some(GotoDefinitionResponse::Scalar(loc)) => loc.range,
-        other => panic!("{other:?}"),
-    }
-}
-
-#[test]
-fn a_dotted_node_in_a_flow_goes_to_its_declaration_from_any_part_of_the_name() {
-    let (_d, mut world, uri) = setup();
-    for shift in [0, 3, 5, 10] {
-        let range = definition_at(&mut world, &uri, at("exp.builder -> end", shift));
-        assert_eq!(range.start, at("exp.builder {", 0), "shift {shift}");
-        assert_eq!(
-            range.end,
-            at("exp.builder {", "exp.builder".len()),
-            "shift {shift}"
-        );
-    }
-    let md = hover_md(&mut world, &uri, at("plan.writer ->", 6));
-    assert!(md.contains("plan.writer"), "{md}");
-}
-
-#[test]
-fn a_dotted_artifact_goes_to_its_named_write_and_hovers_with_its_path() {
-    let (_d, mut world, uri) = setup();
-    for shift in [0, 4, 6] {
-        let range = definition_at(&mut world, &uri, at("plan.plan }", shift));
-        assert_eq!(range.start, at("plan.plan = ", 0), "shift {shift}");
-        assert_eq!(range.end, at("plan.plan = ", 9), "shift {shift}");
-    }
-    let md = hover_md(&mut world, &uri, at("plan.plan }", 6));
-    assert!(
-        md.contains("**artifact** `plan.plan`")
-            && md.contains(".factory/plan.md")
-            && md.contains("written by: `plan.writer`"),
-        "{md}"
-    );
-}
-
-#[test]
-fn references_of_a_dotted_node_and_a_dotted_artifact() {
-    let (_d, mut world, uri) = setup();
-    let refs = |world: &mut World, p: Position| -> Vec<Position> {
-        let params = ReferenceParams {
-            text_document_position: tdp(&uri, p),
-            work_done_progress_params: Default::default(),
-            partial_result_params: Default::default(),
-            context: ReferenceContext {
-                include_declaration: true,
-            },
-        };
-        let got = definition::references(world, params).unwrap().unwrap();
-        got.iter().map(|l| l.range.start).collect()
-    };
-    assert_eq!(
-        refs(&mut world, at("plan.writer {", 2)),
-        vec![at("plan.writer {", 0), at("plan.writer ->", 0)]
-    );
-    assert_eq!(
-        refs(&mut world, at("plan.plan = ", 7)),
-        vec![at("plan.plan = ", 0), at("plan.plan }", 0)]
-    );
+"#), @"
+    main.fwf:2:13 `pl$0an.writer`:
+      main.fwf:2:11 `plan.writer`
+      main.fwf:5:18 `plan.writer`
+    main.fwf:2:57 `plan.pl$0an`:
+      main.fwf:2:50 `plan.plan`
+      main.fwf:3:46 `plan.plan`
+    ");
 }
