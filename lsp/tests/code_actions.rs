@@ -1,226 +1,169 @@
 //! Quick fixes, applied the way an editor applies them, leave a file without the
-//! diagnostic they fix.
+//! diagnostic they fix. Each fixture is a diagnostic example of the compiler
+//! (`compiler/tests/diagnostics/`) with the cursor on the diagnostic; the snapshot
+//! shows the diagnostics, the fixes offered, what each edit does, and the
+//! diagnostics once the fix is applied. Data-driven: `support::Session`.
 
-use std::fs;
-use std::path::PathBuf;
+mod support;
 
-use factory_lsp::handlers::code_action::code_actions;
-use factory_lsp::paths::path_to_uri;
-use factory_lsp::position::LineIndex;
-use factory_lsp::world::World;
-use lsp_types::*;
-
-fn fixture(name: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../compiler/tests/diagnostics")
-        .join(name);
-    fs::read_to_string(path).unwrap()
-}
-
-struct Open {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    key: String,
-    uri: Uri,
-    world: World,
-}
-
-fn open(text: &str) -> Open {
-    open_with(text, &[])
-}
-
-/// Opens `text` as `w.fwf` in a project holding `files` (path, text) too.
-fn open_with(text: &str, files: &[(&str, &str)]) -> Open {
-    let dir = tempfile::tempdir().unwrap();
-    let root = fs::canonicalize(dir.path()).unwrap();
-    for (path, body) in files {
-        let path = root.join(path);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(path, body).unwrap();
-    }
-    let path = root.join("w.fwf");
-    fs::write(&path, text).unwrap();
-    let uri = path_to_uri(&path).unwrap();
-    let mut world = World::new(Some(&root));
-    let key = world.open_doc(uri.clone(), text.to_string(), 1).unwrap();
-    Open {
-        _dir: dir,
-        root,
-        key,
-        uri,
-        world,
-    }
-}
-
-fn codes(o: &Open) -> Vec<String> {
-    o.world
-        .lsp_diagnostics(&o.key)
-        .into_iter()
-        .filter_map(|d| match d.code {
-            Some(NumberOrString::String(c)) => Some(c),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The quick fixes offered for the first diagnostic with `code`.
-fn fixes(o: &mut Open, code: &str) -> Vec<CodeAction> {
-    let diag = o
-        .world
-        .lsp_diagnostics(&o.key)
-        .into_iter()
-        .find(|d| d.code == Some(NumberOrString::String(code.into())))
-        .unwrap_or_else(|| panic!("no {code}"));
-    let params = CodeActionParams {
-        text_document: TextDocumentIdentifier::new(o.uri.clone()),
-        range: diag.range,
-        context: CodeActionContext {
-            diagnostics: vec![diag],
-            only: None,
-            trigger_kind: None,
-        },
-        work_done_progress_params: Default::default(),
-        partial_result_params: Default::default(),
-    };
-    code_actions(&mut o.world, params)
-        .unwrap()
-        .unwrap()
-        .into_iter()
-        .map(|a| match a {
-            CodeActionOrCommand::CodeAction(a) => a,
-            CodeActionOrCommand::Command(c) => panic!("unexpected command {c:?}"),
-        })
-        .collect()
-}
-
-fn apply_text_edits(text: &str, edits: &[TextEdit]) -> String {
-    let idx = LineIndex::new(text);
-    let mut spans: Vec<(usize, usize, &str)> = edits
-        .iter()
-        .map(|e| {
-            (
-                idx.offset(e.range.start),
-                idx.offset(e.range.end),
-                e.new_text.as_str(),
-            )
-        })
-        .collect();
-    spans.sort_by_key(|s| std::cmp::Reverse(s.0));
-    let mut out = text.to_string();
-    for (s, e, t) in spans {
-        out.replace_range(s..e, t);
-    }
-    out
-}
-
-fn apply_in_file(o: &mut Open, action: &CodeAction) {
-    let edits = &action.edit.as_ref().unwrap().changes.as_ref().unwrap()[&o.uri];
-    let text = apply_text_edits(o.world.text(&o.key), edits);
-    o.world.db.set_text(&o.key, text);
-}
+use insta::assert_snapshot;
+use support::*;
 
 #[test]
 fn bounding_an_unbounded_reloop() {
-    let mut o = open(&fixture("FWF018.fwf"));
-    assert!(codes(&o).contains(&"FWF018".to_string()));
-    let fixes = fixes(&mut o, "FWF018");
-    assert_eq!(fixes.len(), 1);
-    assert_eq!(fixes[0].kind, Some(CodeActionKind::QUICKFIX));
-    apply_in_file(&mut o, &fixes[0]);
-    assert!(
-        o.world
-            .text(&o.key)
-            .contains("review.reloop(max 3) -> builder")
-    );
-    assert_eq!(codes(&o), Vec::<String>::new());
+    assert_snapshot!(check_code_actions(r#"
+workflow tiny {
+    agent builder { role: builder }
+    gate review by agent(ceo) "Is the change good?"
+    flow {
+        start -> builder -> review
+        review.proceed -> end
+        review.rel$0oop -> builder
+        review.halt -> end
+    }
+}
+"#), @r#"
+    diagnostics:
+      main.fwf:7:9 `review.reloop` error FWF018: reloop from `review` to `builder` has no bound
+        help: give it a bound of at least 1: `review.reloop(max 3) -> builder`
+    ---
+    Bound the reloop: `review.reloop(max 3)` (quickfix)
+      --- main.fwf
+      workflow tiny {
+          agent builder { role: builder }
+          gate review by agent(ceo) "Is the change good?"
+          flow {
+              start -> builder -> review
+              review.proceed -> end
+              review.reloop(max 3) -> builder
+              review.halt -> end
+          }
+      }
+    after: clean
+    "#);
 }
 
 #[test]
 fn adding_the_missing_join_of_a_fork() {
-    let mut o = open(&fixture("FWF014.fwf"));
-    let fixes = fixes(&mut o, "FWF014");
-    assert_eq!(fixes.len(), 1, "{fixes:#?}");
-    apply_in_file(&mut o, &fixes[0]);
-    let text = o.world.text(&o.key).to_string();
-    assert!(
-        text.contains("    fork research\n    join research_join\n"),
-        "{text}"
-    );
-    assert!(
-        text.contains("market, code -> research_join -> end"),
-        "{text}"
-    );
-    assert_eq!(codes(&o), Vec::<String>::new(), "{text}");
+    assert_snapshot!(check_code_actions(r#"
+workflow tiny {
+    fork res$0earch
+    agent market { role: researcher }
+    agent code { role: researcher }
+    flow {
+        start -> research -> market, code -> end
+    }
+}
+"#), @"
+    diagnostics:
+      main.fwf:2:10 `research` error FWF014: fork `research` has no matching join
+        help: declare a `join` and route every branch of `research` into it
+        related: main.fwf:6:30 `market`: `market` goes on to `end`
+        related: main.fwf:6:38 `code`: `code` goes on to `end`
+    ---
+    Add `join research_join` and route the branches of `research` into it (quickfix)
+      --- main.fwf
+      workflow tiny {
+          fork research
+          join research_join
+          agent market { role: researcher }
+          agent code { role: researcher }
+          flow {
+              start -> research -> market, code -> research_join -> end
+          }
+      }
+    after: clean
+    ");
 }
 
 #[test]
 fn creating_the_prompt_of_an_unknown_role() {
-    let mut o = open(&fixture("FWF010.fwf"));
-    let fixes = fixes(&mut o, "FWF010");
-    assert_eq!(fixes.len(), 1);
-    let Some(DocumentChanges::Operations(ops)) =
-        fixes[0].edit.as_ref().unwrap().document_changes.clone()
-    else {
-        panic!("resource operations expected");
-    };
-    let want = path_to_uri(&o.root.join("prompts/biulder.md")).unwrap();
-    // Apply like a client: create the file, then insert the text.
-    let mut created = None;
-    for op in ops {
-        match op {
-            DocumentChangeOperation::Op(ResourceOp::Create(c)) => {
-                assert_eq!(c.uri, want);
-                created = Some(o.root.join("prompts/biulder.md"));
-            }
-            DocumentChangeOperation::Edit(e) => {
-                assert_eq!(e.text_document.uri, want);
-                let OneOf::Left(edit) = &e.edits[0] else {
-                    panic!()
-                };
-                let path = created.clone().expect("created before edited");
-                fs::create_dir_all(path.parent().unwrap()).unwrap();
-                fs::write(&path, &edit.new_text).unwrap();
-            }
-            other => panic!("unexpected {other:?}"),
-        }
+    // The diagnostic (and so the fix) is on the `role` key. Applied like a client: the
+    // file is created, then filled; the server learns of the new prompt (a watched-file
+    // change) and the error goes.
+    assert_snapshot!(check_code_actions(r#"
+workflow tiny {
+    agent builder { ro$0le: biulder }
+    flow {
+        start -> builder -> end
     }
-    assert!(
-        fs::read_to_string(o.root.join("prompts/biulder.md"))
-            .unwrap()
-            .contains("biulder")
-    );
-    // The server learns of the new prompt (a watched-file change) and the error goes.
-    let key = o.key.clone();
-    o.world.discover_roles_for(&key);
-    assert_eq!(codes(&o), Vec::<String>::new());
+}
+"#), @"
+    diagnostics:
+      main.fwf:2:21 `role` error FWF010: unknown role `biulder`
+        help: create `prompts/biulder.md` or `.factory/agents/biulder.md` in the project (or `$FACTORY_HOME/agents/prompts/biulder.md` for all your projects), or use a known role: adversarial_tester, archivist, builder, ceo, code_reviewer, failure_analyst, health_checker, refiner, researcher, spec_annotator, strategist
+    ---
+    Create <root>/prompts/biulder.md (quickfix)
+      create prompts/biulder.md
+      --- prompts/biulder.md
+      # biulder
+
+      You are the biulder. Describe here what this role does, what it reads, what it must write, and how its work is judged.
+    after: clean
+    ");
 }
 
 #[test]
 fn removing_an_unused_import() {
-    let lib = fixture("lib/qa.fwf");
-    let mut o = open_with(&fixture("FWF102.fwf"), &[("lib/qa.fwf", &lib)]);
-    let fixes = fixes(&mut o, "FWF102");
-    assert_eq!(fixes.len(), 1);
-    assert_eq!(fixes[0].title, "Remove `import ./lib/qa`");
-    apply_in_file(&mut o, &fixes[0]);
-    assert!(o.world.text(&o.key).starts_with("workflow tiny {"));
-    assert_eq!(codes(&o), Vec::<String>::new());
+    assert_snapshot!(check_code_actions(r#"
+//- lib/qa.fwf
+//! Shared quality assurance for the diagnostic fixtures.
+
+/// Attacks the change, then asks a reviewer whether it holds up; sends the work back
+/// to `fix` at most `loops` times.
+subgraph qa(fix: node, loops: int = 2 in 1..=5) {
+    agent tester { role: adversarial_tester }
+    gate verdict by agent(code_reviewer) "Does the change hold up?"
+    flow {
+        start -> tester -> verdict
+        verdict.proceed -> end
+        verdict.reloop(max loops) -> fix
+        verdict.halt -> end
+    }
+}
+//- main.fwf
+import ./lib$0/qa
+workflow tiny {
+    agent builder { role: builder }
+    flow {
+        start -> builder -> end
+    }
+}
+"#), @"
+    diagnostics:
+      main.fwf:1:8 `./lib/qa` warning FWF102: nothing from `./lib/qa` is used
+        help: remove the import, or `use` one of its subgraphs
+    ---
+    Remove `import ./lib/qa` (quickfix)
+      --- main.fwf
+      workflow tiny {
+          agent builder { role: builder }
+          flow {
+              start -> builder -> end
+          }
+      }
+    after: clean
+    ");
 }
 
 #[test]
 fn no_fixes_away_from_diagnostics() {
-    let mut o = open(&fixture("FWF018.fwf"));
-    let params = CodeActionParams {
-        text_document: TextDocumentIdentifier::new(o.uri.clone()),
-        range: Range::new(Position::new(0, 0), Position::new(0, 1)),
-        context: CodeActionContext::default(),
-        work_done_progress_params: Default::default(),
-        partial_result_params: Default::default(),
-    };
-    assert!(
-        code_actions(&mut o.world, params)
-            .unwrap()
-            .unwrap()
-            .is_empty()
-    );
+    assert_snapshot!(check_code_actions(r#"
+$0w$0orkflow tiny {
+    agent builder { role: builder }
+    gate review by agent(ceo) "Is the change good?"
+    flow {
+        start -> builder -> review
+        review.proceed -> end
+        review.reloop -> builder
+        review.halt -> end
+    }
+}
+"#), @"
+    diagnostics:
+      main.fwf:7:9 `review.reloop` error FWF018: reloop from `review` to `builder` has no bound
+        help: give it a bound of at least 1: `review.reloop(max 3) -> builder`
+    ---
+    (no code actions)
+    ");
 }
