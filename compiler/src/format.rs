@@ -1,11 +1,13 @@
 //! The canonical formatter for `.fwf` files, shared by `factory fmt` and the language
 //! server.
 //!
-//! It works on tokens, not on the syntax tree: the tree drops comments, and a file with a
+//! It works on the lexer's tokens, not on the syntax tree: the tree drops comments, and a file with a
 //! syntax error must still format without losing text. Line breaks are the author's; the
 //! formatter only re-indents each line by bracket depth (4 spaces), normalises the spaces
 //! between tokens, trims trailing whitespace, keeps at most one blank line and ends the
 //! file with one newline. Strings and comments are copied byte for byte.
+
+use crate::syntax::lex::{Lexer, TokenKind};
 
 /// Indentation per bracket level.
 const INDENT: &str = "    ";
@@ -31,6 +33,8 @@ enum Kind {
 struct Token<'a> {
     kind: Kind,
     text: &'a str,
+    /// Where it starts in the text.
+    start: usize,
     /// Whitespace characters before the token on its line (kept before trailing comments).
     gap: usize,
 }
@@ -58,10 +62,15 @@ fn format_keeping(text: &str, skipped: &[std::ops::Range<usize>]) -> String {
     let mut last_opened = true;
     let mut pending_blank = false;
     let mut wrote_any = false;
+    let mut lexer = Lexer::at(text, 0);
     let mut start = 0;
-    for raw in text.split('\n') {
-        let line = start..start + raw.len();
-        start = line.end + 1;
+    let mut more = true;
+    while more {
+        let (tokens, end, newline) = line_tokens(text, &mut lexer);
+        more = newline;
+        let raw = &text[start..end];
+        let line = start..end;
+        start = end + 1;
         // Blank lines are collapsed everywhere, so formatting stays idempotent.
         if !raw.trim().is_empty()
             && skipped
@@ -78,7 +87,6 @@ fn format_keeping(text: &str, skipped: &[std::ops::Range<usize>]) -> String {
             last_opened = false;
             continue;
         }
-        let tokens = tokenize_line(raw);
         let tokens = &tokens;
         if tokens.is_empty() {
             pending_blank = wrote_any;
@@ -147,100 +155,53 @@ fn needs_space(a: Token<'_>, b: Token<'_>) -> bool {
     }
 }
 
-fn tokenize_line(line: &str) -> Vec<Token<'_>> {
-    let bytes = line.as_bytes();
-    let mut tokens = Vec::new();
-    let mut i = 0;
+/// The tokens of the line at `lexer`, up to its newline (consumed), and where the line
+/// ends; `false` when the text ended instead. Names, numbers, dots and other
+/// characters written together make one word (`std/study`, `g.reloop`, `-3`).
+fn line_tokens<'a>(text: &'a str, lexer: &mut Lexer<'a>) -> (Vec<Token<'a>>, usize, bool) {
+    let mut tokens: Vec<Token<'a>> = Vec::new();
     let mut gap = 0;
-    while i < bytes.len() {
-        let c = bytes[i];
-        if c == b' ' || c == b'\t' || c == b'\r' {
-            gap += 1;
-            i += 1;
-            continue;
-        }
-        let start = i;
-        let kind = match c {
-            b'/' if bytes.get(i + 1) == Some(&b'/') => {
-                i = line.trim_end().len().max(i + 2);
-                Kind::Comment
+    for t in lexer.by_ref() {
+        let raw = &text[t.span.clone()];
+        let kind = match t.kind {
+            TokenKind::Newline => return (tokens, t.span.start, true),
+            TokenKind::Whitespace => {
+                gap += raw.len();
+                continue;
             }
-            b'"' => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'"' {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
-                i = (i + 1).min(bytes.len());
-                if i == bytes.len() {
-                    // An unterminated string runs to the end of the line.
-                    i = start + line[start..].trim_end().len();
-                }
-                Kind::Str
-            }
-            b'{' | b'(' | b'[' => {
-                i += 1;
-                Kind::Open
-            }
-            b'}' | b')' | b']' => {
-                i += 1;
-                Kind::Close
-            }
-            b',' => {
-                i += 1;
-                Kind::Comma
-            }
-            b':' => {
-                i += 1;
-                Kind::Colon
-            }
-            b'=' => {
-                i += 1;
-                Kind::Equals
-            }
-            _ if line[i..].starts_with("->") => {
-                i += 2;
-                Kind::Arrow
-            }
-            _ if line[i..].starts_with("..=") => {
-                i += 3;
-                Kind::Range
-            }
-            _ => {
-                i += char_len(line, i);
-                while i < bytes.len() && !ends_word(&line[i..]) {
-                    i += char_len(line, i);
-                }
+            TokenKind::LBrace | TokenKind::LParen | TokenKind::LBracket => Kind::Open,
+            TokenKind::RBrace | TokenKind::RParen | TokenKind::RBracket => Kind::Close,
+            TokenKind::Arrow => Kind::Arrow,
+            TokenKind::Comma => Kind::Comma,
+            TokenKind::Colon => Kind::Colon,
+            TokenKind::Equals => Kind::Equals,
+            TokenKind::DotDotEq => Kind::Range,
+            TokenKind::Str | TokenKind::UnclosedStr => Kind::Str,
+            TokenKind::Comment | TokenKind::OuterDoc | TokenKind::InnerDoc => Kind::Comment,
+            TokenKind::Ident | TokenKind::Number | TokenKind::Dot | TokenKind::Unknown => {
                 Kind::Word
             }
         };
-        // A backslash before a multi-byte character may land inside it.
-        while !line.is_char_boundary(i) {
-            i += 1;
+        // Trailing whitespace of a comment or of a string left open is not kept.
+        let raw = match t.kind {
+            TokenKind::UnclosedStr => raw.trim_end(),
+            k if k.is_comment() => raw.trim_end(),
+            _ => raw,
+        };
+        match tokens.last_mut() {
+            Some(last) if kind == Kind::Word && last.kind == Kind::Word && gap == 0 => {
+                last.text = &text[last.start..t.span.end];
+            }
+            _ => tokens.push(Token {
+                kind,
+                text: raw,
+                start: t.span.start,
+                gap,
+            }),
         }
-        tokens.push(Token {
-            kind,
-            text: &line[start..i],
-            gap,
-        });
         gap = 0;
     }
-    tokens
-}
-
-fn char_len(line: &str, i: usize) -> usize {
-    line[i..].chars().next().map_or(1, char::len_utf8)
-}
-
-fn ends_word(rest: &str) -> bool {
-    let Some(c) = rest.bytes().next() else {
-        return true;
-    };
-    matches!(
-        c,
-        b' ' | b'\t' | b'\r' | b'"' | b'{' | b'}' | b'(' | b')' | b'[' | b']' | b',' | b':' | b'='
-    ) || rest.starts_with("->")
-        || rest.starts_with("..=")
-        || rest.starts_with("//")
+    (tokens, text.len(), false)
 }
 
 #[cfg(test)]

@@ -10,6 +10,13 @@ pub fn is_ident_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
 }
 
+/// The byte offset of the start of the line holding `offset`.
+pub fn line_start(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())]
+        .rfind('\n')
+        .map_or(0, |i| i + 1)
+}
+
 /// A `.fwf` identifier: a letter or `_`, then letters, digits and `_`.
 pub fn is_ident(s: &str) -> bool {
     let mut chars = s.chars();

@@ -88,3 +88,21 @@ fn deeply_nested_parallel_blocks_are_refused_without_overflowing_the_stack() {
         "parsing resumes after the skipped block"
     );
 }
+
+#[test]
+fn an_unclosed_string_is_named_and_costs_only_its_declaration() {
+    // A `\` at the end of the line does not continue a string.
+    let text = "workflow w {\n  agent a { role: builder, task: \"fix it \\\n    now\" }\n  agent b { role: builder }\n  flow { start -> b -> end }\n}\n";
+    let p = parse(text);
+    assert_eq!(p.errors.len(), 1, "{:?}", p.errors);
+    let e = &p.errors[0];
+    assert_eq!(e.message, "unclosed string: a string ends on its line");
+    assert_eq!(&text[e.span.clone()], "\"fix it \\");
+    let names: Vec<&str> = p.ast.decls[0]
+        .body
+        .nodes
+        .iter()
+        .map(|n| n.name.as_str())
+        .collect();
+    assert_eq!(names, ["b"]);
+}

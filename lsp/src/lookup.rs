@@ -4,9 +4,9 @@
 //! `factory_compiler::resolve`.
 
 // The quick fixes' names for the resolver's helpers.
+pub use factory_compiler::ide::line_start;
 pub use factory_compiler::lexical::is_ident;
 pub use factory_compiler::resolve::scope::{decl_at, node_decl_span};
-pub use factory_compiler::resolve::tokens::line_start;
 
 use std::path::{Path, PathBuf};
 

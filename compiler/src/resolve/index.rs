@@ -11,9 +11,9 @@ use std::ops::Range;
 
 use super::Symbol;
 use super::scope::{Names, decl_range, dotted, instance_subgraph, root, term_name};
-use super::tokens::{Tok, TokKind, tokens};
 use crate::ir::conventions::placeholders;
 use crate::lexical::is_ident;
+use crate::syntax::lex::{Token, TokenKind, significant};
 use crate::syntax::{Decl, Loc, Parsed};
 
 /// One place of a file that names a symbol.
@@ -176,9 +176,9 @@ fn from_loc(
         Loc::ParallelArg(s, ..) => value_name(names, s, word, span, out),
         Loc::Bound(s, ..) => {
             // `(max n)`: the name is a knob or parameter.
-            for t in tokens(word) {
+            for t in significant(word) {
                 let name = &word[t.span.clone()];
-                if t.kind == TokKind::Ident
+                if t.kind == TokenKind::Ident
                     && name != "max"
                     && let Some(symbol) = names.resolve(s, name)
                 {
@@ -219,7 +219,7 @@ fn arg_name(text: &str, value: usize, arg: &str) -> Option<Range<usize>> {
 /// The file's tokens with the declaration holding each.
 struct Text<'a> {
     text: &'a str,
-    toks: Vec<Tok>,
+    toks: Vec<Token>,
     /// The spans of the source map, merged.
     taken: &'a [Range<usize>],
     /// Declarations by the start of their text, in order.
@@ -247,10 +247,7 @@ impl<'a> Text<'a> {
     /// the write.
     fn is_named_write(&self, first: usize, last: usize) -> bool {
         self.word(last + 1) == Some("=")
-            && self
-                .toks
-                .get(last + 2)
-                .is_some_and(|t| t.kind == TokKind::Str)
+            && self.toks.get(last + 2).is_some_and(|t| t.kind.is_str())
             && first
                 .checked_sub(1)
                 .and_then(|p| self.word(p))
@@ -278,7 +275,7 @@ fn from_tokens(
     decls.sort_by_key(|(start, _)| *start);
     let t = Text {
         text,
-        toks: tokens(text),
+        toks: significant(text),
         taken,
         decls,
     };
@@ -294,7 +291,7 @@ fn from_tokens(
     }
     let mut declared = artifacts.clone();
     for (i, tok) in t.toks.iter().enumerate() {
-        if tok.kind != TokKind::Ident {
+        if tok.kind != TokenKind::Ident {
             continue;
         }
         let (first, last) = dotted(&t.toks, text, i);
@@ -312,8 +309,8 @@ fn from_tokens(
         };
         match tok.kind {
             // Templates count in argument strings too (`use x(task: "{{knobs.k}}")`).
-            TokKind::Str => templates(parsed, &t, tok, decl, out),
-            TokKind::Ident if !t.is_taken(&tok.span) => {
+            TokenKind::Str | TokenKind::UnclosedStr => templates(parsed, &t, tok, decl, out),
+            TokenKind::Ident if !t.is_taken(&tok.span) => {
                 let mut declares = |name: &str| {
                     declared
                         .entry(decl.name.as_str())
@@ -330,7 +327,7 @@ fn from_tokens(
 }
 
 /// `{{knobs.name}}` and `{{param}}` in a string of `decl`.
-fn templates(parsed: &Parsed, t: &Text<'_>, tok: &Tok, decl: &Decl, out: &mut Vec<Occurrence>) {
+fn templates(parsed: &Parsed, t: &Text<'_>, tok: &Token, decl: &Decl, out: &mut Vec<Occurrence>) {
     let s = &t.text[tok.span.clone()];
     for p in placeholders(s).0 {
         let inner = &s[p.expr.clone()];

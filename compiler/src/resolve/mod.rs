@@ -9,7 +9,6 @@
 
 mod index;
 pub mod scope;
-pub mod tokens;
 
 use std::ops::Range;
 use std::sync::Arc;

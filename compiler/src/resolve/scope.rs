@@ -5,8 +5,9 @@ use std::collections::HashSet;
 use std::ops::Range;
 
 use super::Symbol;
-use super::tokens::{Tok, TokKind, line_start};
 use crate::ir::Label;
+use crate::lexical::line_start;
+use crate::syntax::lex::{Token, TokenKind};
 use crate::syntax::{Body, Decl, Loc, Parsed};
 
 /// The declaration (`workflow`/`subgraph`) whose text contains `offset`.
@@ -152,10 +153,10 @@ pub fn term_name(text: &str) -> &str {
 /// The dotted name (`plan.plan`, `experiment.trial.built`) that identifier token `i` is
 /// part of: the first and last token of the chain. The tokens split at the dots; a name
 /// has no spaces around them.
-pub fn dotted(toks: &[Tok], text: &str, i: usize) -> (usize, usize) {
-    let joined = |a: &Tok, b: &Tok| a.span.end == b.span.start;
+pub fn dotted(toks: &[Token], text: &str, i: usize) -> (usize, usize) {
+    let joined = |a: &Token, b: &Token| a.span.end == b.span.start;
     let is = |j: usize, what: &str| toks.get(j).is_some_and(|t| &text[t.span.clone()] == what);
-    let ident = |j: usize| toks.get(j).is_some_and(|t| t.kind == TokKind::Ident);
+    let ident = |j: usize| toks.get(j).is_some_and(|t| t.kind == TokenKind::Ident);
     let (mut first, mut last) = (i, i);
     while first >= 2
         && is(first - 1, ".")

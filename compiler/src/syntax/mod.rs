@@ -2,6 +2,7 @@
 
 pub mod ast;
 mod convert;
+pub mod lex;
 pub mod outline;
 mod parser;
 pub mod pieces;

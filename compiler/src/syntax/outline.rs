@@ -13,7 +13,8 @@
 //! ...). A chunk ending early would fail to parse, and the grammar has no optional
 //! tail that starts with a keyword, so a chunk never cuts an item in two silently.
 
-use super::recover::{DOCS, line_end, past_string_or_comment, skip_trivia, starts_with_keyword};
+use super::lex::{Lexer, TokenKind, line_starts_with};
+use super::recover::skip_trivia;
 use super::vocabulary;
 
 /// Where an item sits: at the top of the file, in a declaration's body or in a flow.
@@ -83,16 +84,17 @@ pub fn outline(text: &str) -> Vec<Chunk> {
         let Some(frame) = stack.last() else { break };
         let level = frame.level;
         let scope = frame.scope.clone();
-        let rest = &text[pos..];
-        if level == Level::Top && rest.starts_with("//!") {
+        let Some(first) = Lexer::at(text, pos).next() else {
+            break;
+        };
+        if level == Level::Top && first.kind == TokenKind::InnerDoc {
             // The file's docs: read in place.
-            pos = skip_trivia(text, (line_end(text, pos) + 1).min(text.len()));
+            pos = skip_trivia(text, first.span.end);
             continue;
         }
-        let (kind, name, end, push) = if rest.starts_with("//!") {
-            let end = (line_end(text, pos) + 1).min(text.len());
-            (ItemKind::BodyDoc, String::new(), end, None)
-        } else if rest.starts_with('}') {
+        let (kind, name, end, push) = if first.kind == TokenKind::InnerDoc {
+            (ItemKind::BodyDoc, String::new(), first.span.end, None)
+        } else if first.kind == TokenKind::RBrace {
             stack.pop();
             (ItemKind::Close, String::new(), pos + 1, None)
         } else {
@@ -147,7 +149,7 @@ pub fn outline(text: &str) -> Vec<Chunk> {
                     let name = text[after..end].trim().to_string();
                     (ItemKind::Import, name, end, None)
                 }
-                (Level::Body, w) if vocabulary::body_starts().any(|k| k == w) => {
+                (Level::Body, w) if vocabulary::is_body_start(w) => {
                     let (name, _) = word_at(text, skip_ws(text, after));
                     let end = item_end(text, pos, level);
                     let mut id = String::with_capacity(w.len() + 1 + name.len());
@@ -158,7 +160,8 @@ pub fn outline(text: &str) -> Vec<Chunk> {
                 }
                 _ => {
                     let end = item_end(text, pos, level);
-                    let name = text[pos..line_end(text, pos).min(end)].trim().to_string();
+                    let line_end = text[pos..].find('\n').map_or(text.len(), |i| pos + i);
+                    let name = text[pos..line_end.min(end)].trim().to_string();
                     (ItemKind::Other, name, end, None)
                 }
             }
@@ -186,50 +189,51 @@ pub fn outline(text: &str) -> Vec<Chunk> {
 
 /// Skips `///` lines (and the whitespace around them) from `pos`.
 fn skip_docs(text: &str, mut pos: usize) -> usize {
-    while text[pos..].starts_with("///") {
-        pos = skip_ws(text, line_end(text, pos));
+    while let Some(t) = Lexer::at(text, pos).next()
+        && t.kind == TokenKind::OuterDoc
+    {
+        pos = skip_ws(text, t.span.end);
     }
     pos
 }
 
+/// The position of the next token from `pos` that is not whitespace or a newline.
 fn skip_ws(text: &str, pos: usize) -> usize {
-    let rest = &text[pos.min(text.len())..];
-    text.len() - rest.trim_start().len()
+    let mut lexer = Lexer::at(text, pos);
+    lexer.next_non_space().map_or(text.len(), |t| t.span.start)
 }
 
-/// The word (letters, digits, `_` and `.`) at `pos`, and the position after it.
+/// The word (names, numbers and `.`, written together) at `pos`, and the position
+/// after it.
 fn word_at(text: &str, pos: usize) -> (&str, usize) {
-    let rest = &text[pos.min(text.len())..];
-    // Bytes, not chars: a word is ASCII, and this runs for every word of the file.
-    let len = rest
-        .bytes()
-        .position(|b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'.'))
-        .unwrap_or(rest.len());
-    (&rest[..len], pos + len)
+    let mut lexer = Lexer::at(text, pos);
+    let mut end = lexer.pos();
+    while let Some(t) = lexer.next()
+        && t.kind.is_word_part()
+    {
+        end = t.span.end;
+    }
+    (&text[pos.min(end)..end], end)
 }
 
 fn next_is_brace(text: &str, pos: usize) -> bool {
-    text[skip_ws(text, pos)..].starts_with('{')
+    let mut lexer = Lexer::at(text, pos);
+    lexer
+        .next_non_space()
+        .is_some_and(|t| t.kind == TokenKind::LBrace)
 }
 
-/// The position after the first `{` outside strings, comments and parentheses.
+/// The position after the first `{` outside parentheses.
 fn past_open_brace(text: &str, from: usize) -> Option<usize> {
-    let bytes = text.as_bytes();
     let mut parens = 0usize;
-    let mut i = from;
-    while i < bytes.len() {
-        if let Some(next) = past_string_or_comment(text, i) {
-            i = next;
-            continue;
-        }
-        match bytes[i] {
-            b'(' => parens += 1,
-            b')' => parens = parens.saturating_sub(1),
-            b'{' if parens == 0 => return Some(i + 1),
-            b'}' => return None,
+    for t in Lexer::at(text, from) {
+        match t.kind {
+            TokenKind::LParen => parens += 1,
+            TokenKind::RParen => parens = parens.saturating_sub(1),
+            TokenKind::LBrace if parens == 0 => return Some(t.span.end),
+            TokenKind::RBrace => return None,
             _ => {}
         }
-        i += 1;
     }
     None
 }
@@ -238,78 +242,67 @@ fn past_open_brace(text: &str, from: usize) -> Option<usize> {
 /// `level` at depth 0 after a token that can end an item, or before a `}` that closes
 /// the enclosing block.
 fn item_end(text: &str, from: usize, level: Level) -> usize {
-    let bytes = text.as_bytes();
     let mut braces = 0usize;
     let mut parens = 0usize;
     // The last significant token ended an item (a name, a literal, `)`, `}`, `]`).
     let mut can_end = false;
     let mut words = 0usize;
-    let mut i = from;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b == b'"' {
-            i = past_string_or_comment(text, i).unwrap_or(i + 1);
-            can_end = true;
-            continue;
-        }
-        if b == b'/' && bytes.get(i + 1) == Some(&b'/') {
-            i = line_end(text, i);
-            continue;
-        }
-        match b {
-            b'{' => {
+    let mut lexer = Lexer::at(text, from);
+    while let Some(t) = lexer.next() {
+        match t.kind {
+            TokenKind::Str | TokenKind::UnclosedStr => can_end = true,
+            TokenKind::Comment | TokenKind::OuterDoc | TokenKind::InnerDoc => {}
+            TokenKind::Whitespace => {}
+            TokenKind::LBrace => {
                 braces += 1;
                 can_end = false;
             }
-            b'}' => {
+            TokenKind::RBrace => {
                 if braces == 0 {
-                    return i;
+                    return t.span.start;
                 }
                 braces -= 1;
                 can_end = true;
             }
-            b'(' => {
+            TokenKind::LParen => {
                 parens += 1;
                 can_end = false;
             }
-            b')' => {
+            TokenKind::RParen => {
                 parens = parens.saturating_sub(1);
                 can_end = true;
             }
-            b'\n' => {
-                if braces == 0 && parens == 0 && can_end && starts_item(text, i + 1, level) {
-                    return i + 1;
+            TokenKind::Newline => {
+                let next = t.span.end;
+                if braces == 0 && parens == 0 && can_end && starts_item(text, next, level) {
+                    return next;
                 }
             }
-            b' ' | b'\t' | b'\r' => {}
-            _ if b.is_ascii_alphanumeric() || b == b'_' => {
-                let (word, after) = word_at(text, i);
+            TokenKind::Ident | TokenKind::Number => {
+                let (word, after) = word_at(text, t.span.start);
                 words += 1;
                 // The first word is the item's keyword: a name must follow.
                 can_end = words > 1 && !matches!(word, "by" | "as" | "in");
-                i = after.max(i + 1);
-                continue;
+                lexer = Lexer::at(text, after);
             }
-            b']' => can_end = true,
+            TokenKind::RBracket => can_end = true,
             _ => can_end = false,
         }
-        i += 1;
     }
     text.len()
 }
 
-/// Whether the line at `pos` starts an item of `level`.
+/// Whether the line at `pos` starts an item of `level` (blank lines before it skipped).
 fn starts_item(text: &str, pos: usize, level: Level) -> bool {
-    let line = text[pos.min(text.len())..].trim_start();
+    let line = Lexer::at(text, pos);
+    let first = { line }.next_non_space().map(|t| t.kind);
     match level {
-        Level::Flow => line.starts_with(|c: char| crate::lexical::is_ident_start(c) || c == '}'),
+        Level::Flow => matches!(first, Some(TokenKind::Ident | TokenKind::RBrace)),
         Level::Body => {
-            line.starts_with('}')
-                || starts_with_keyword(line, vocabulary::body_starts().chain(DOCS.iter().copied()))
+            first == Some(TokenKind::RBrace)
+                || line_starts_with(line, vocabulary::is_body_start, |_| true)
         }
-        Level::Top => {
-            starts_with_keyword(line, vocabulary::FILE_KEYWORDS.iter().chain(DOCS).copied())
-        }
+        Level::Top => line_starts_with(line, vocabulary::is_file_keyword, |_| true),
     }
 }
 

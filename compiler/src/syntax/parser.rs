@@ -25,6 +25,7 @@ use super::outline::Level;
 use super::pieces::{ArgPiece, NodeSpans, ParsedChunk, Piece, Rel, TermSpans, read_piece};
 use super::recover::{
     describe, level_name, line_end, resync, skip_block, skip_trivia, skipped_node_name,
+    unclosed_string,
 };
 use crate::diagnostic::Code;
 
@@ -271,10 +272,20 @@ impl<'t, 'c> Driver<'t, 'c> {
                     pest::error::InputLocation::Span((s, _)) => s,
                 };
                 let at = (self.pos + at).min(self.text.len());
-                let (message, help) = describe(&err, level_name(&level));
                 let next_char = self.text[at..].chars().next().map_or(0, char::len_utf8);
                 let end = line_end(self.text, at).max(at + next_char);
-                self.error(at..end, message, help);
+                match unclosed_string(self.text, self.pos, end) {
+                    Some(string) => self.error(
+                        string,
+                        "unclosed string: a string ends on its line".into(),
+                        "close it with `\"` on this line (write a line break inside it as `\\n`)"
+                            .into(),
+                    ),
+                    None => {
+                        let (message, help) = describe(&err, level_name(&level));
+                        self.error(at..end, message, help);
+                    }
+                }
                 let next = resync(self.text, self.pos, &level);
                 let from = self.pos;
                 // Always make progress: a stray `}` at the top level resyncs to itself.

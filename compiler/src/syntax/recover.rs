@@ -1,38 +1,43 @@
 //! Error recovery for the parser: where to resume after a broken declaration, and how
 //! to say in words what pest expected.
 
+use std::ops::Range;
+
+use super::lex::{Lexer, Token, TokenKind, line_starts_with};
 use super::outline::Level;
 use super::parser::Rule;
-use crate::lexical::{is_ident_char, is_ident_start};
 
 use super::vocabulary;
 
-/// Doc comments start an item too: recovery resumes at them.
-pub(super) const DOCS: &[&str] = &["///", "//!"];
-
 /// The name of the node a skipped declaration was declaring (`agent builder { role
-/// builder }` → `builder`), when its header is readable.
+/// builder }` → `builder`), when its header is readable: its first line of code.
 pub(super) fn skipped_node_name(skipped: &str) -> Option<String> {
-    let code = skipped
-        .lines()
-        .map(str::trim_start)
-        .find(|l| !l.is_empty() && !l.starts_with("//"))?;
-    // Node names may be dotted (`agent experiment.builder`).
-    let mut words = code.split(|c: char| !(is_ident_char(c) || c == '.'));
-    let keyword = words.next()?;
-    if keyword != "use" && !vocabulary::NODE_KINDS.contains(&keyword) {
+    let code: Vec<Token> = Lexer::at(skipped, 0)
+        .filter(|t| !t.kind.is_comment())
+        .skip_while(|t| t.kind.is_space())
+        .take_while(|t| t.kind != TokenKind::Newline)
+        .filter(|t| t.kind != TokenKind::Whitespace)
+        .collect();
+    let word = |t: &Token| (t.kind == TokenKind::Ident).then(|| &skipped[t.span.clone()]);
+    let keyword = word(code.first()?)?;
+    if keyword == "use" {
+        // `use sub(args) as alias` declares the alias.
+        let at = code.iter().position(|t| word(t) == Some("as"))?;
+        return code.get(at + 1).and_then(word).map(str::to_string);
+    }
+    if !vocabulary::NODE_KINDS.contains(&keyword) {
         return None;
     }
-    // `use sub(args) as alias` declares the alias.
-    let name = if keyword == "use" {
-        let mut rest = code.rsplit(|c: char| !is_ident_char(c));
-        let alias = rest.find(|w| !w.is_empty())?;
-        code.contains(" as ").then_some(alias)?
-    } else {
-        words.find(|w| !w.is_empty())?
-    };
-    let ident = name.starts_with(is_ident_start);
-    ident.then(|| name.to_string())
+    // Node names may be dotted (`agent experiment.builder`).
+    let first = code.get(1).filter(|t| t.kind == TokenKind::Ident)?;
+    let mut end = first.span.end;
+    for t in &code[2..] {
+        if !(t.kind.is_word_part() && t.span.start == end) {
+            break;
+        }
+        end = t.span.end;
+    }
+    Some(skipped[first.span.start..end].to_string())
 }
 
 pub(super) fn level_name(level: &Level) -> &'static str {
@@ -106,107 +111,66 @@ fn rule_name(rule: Rule) -> Option<&'static str> {
 pub(super) fn resync(text: &str, from: usize, level: &Level) -> usize {
     // Where a line may resume: a keyword of this level, or a doc comment (`//!` only at
     // the top).
-    let keywords: Vec<&str> = match level {
-        Level::Top => vocabulary::FILE_KEYWORDS
-            .iter()
-            .chain(DOCS)
-            .copied()
-            .collect(),
-        Level::Body => vocabulary::body_starts().chain(["///"]).collect(),
-        Level::Flow => Vec::new(),
+    let starts_item = |line: Lexer<'_>| match level {
+        Level::Top => line_starts_with(line, vocabulary::is_file_keyword, |_| true),
+        Level::Body => line_starts_with(line, vocabulary::is_body_start, |k| {
+            k == TokenKind::OuterDoc
+        }),
+        Level::Flow => false,
     };
-    let bytes = text.as_bytes();
     let mut depth = 0usize;
-    let mut i = from;
-    let mut first_line = true;
-    while i < bytes.len() {
-        if let Some(next) = past_string_or_comment(text, i) {
-            i = next;
-            continue;
-        }
-        match bytes[i] {
-            b'{' => depth += 1,
-            b'}' => {
+    let mut lexer = Lexer::at(text, from);
+    while let Some(t) = lexer.next() {
+        match t.kind {
+            TokenKind::LBrace => depth += 1,
+            TokenKind::RBrace => {
                 if depth == 0 {
-                    return i;
+                    return t.span.start;
                 }
                 depth -= 1;
                 if depth == 0 {
-                    return i + 1;
+                    return t.span.end;
                 }
             }
-            b'\n' => {
-                let next = i + 1;
-                let line = text[next..].trim_start();
-                let starts_item = match level {
-                    Level::Flow => depth == 0,
-                    _ => starts_with_keyword(line, keywords.iter().copied()),
-                };
+            TokenKind::Newline => {
                 // A flow statement is one line; other items resume at a keyword line.
-                if starts_item || (matches!(level, Level::Flow) && first_line && depth == 0) {
-                    return next;
+                let flow = matches!(level, Level::Flow) && depth == 0;
+                if starts_item(lexer) || flow {
+                    return t.span.end;
                 }
-                first_line = false;
             }
             _ => {}
         }
-        i += 1;
     }
     text.len()
 }
 
-/// The position after the `}` that closes the block whose `{` is just before `from`
-/// (strings and comments skipped), or the end of the text.
+/// The position after the `}` that closes the block whose `{` is just before `from`, or
+/// the end of the text.
 pub(super) fn skip_block(text: &str, from: usize) -> usize {
-    let bytes = text.as_bytes();
     let mut depth = 1usize;
-    let mut i = from;
-    while i < bytes.len() {
-        if let Some(next) = past_string_or_comment(text, i) {
-            i = next;
-            continue;
-        }
-        match bytes[i] {
-            b'{' => depth += 1,
-            b'}' => {
+    for t in Lexer::at(text, from) {
+        match t.kind {
+            TokenKind::LBrace => depth += 1,
+            TokenKind::RBrace => {
                 depth -= 1;
                 if depth == 0 {
-                    return i + 1;
+                    return t.span.end;
                 }
             }
             _ => {}
         }
-        i += 1;
     }
     text.len()
 }
 
-/// When a string or a `//` comment starts at `i`, the position just past it (past the
-/// closing quote, or at the end of the comment's line), so brace counting skips both.
-pub(super) fn past_string_or_comment(text: &str, i: usize) -> Option<usize> {
-    let bytes = text.as_bytes();
-    match bytes[i] {
-        b'"' => {
-            let mut j = i + 1;
-            while j < bytes.len() && bytes[j] != b'"' && bytes[j] != b'\n' {
-                j += if bytes[j] == b'\\' { 2 } else { 1 };
-            }
-            Some((j + 1).min(bytes.len()))
-        }
-        b'/' if bytes.get(i + 1) == Some(&b'/') => Some(line_end(text, i)),
-        _ => None,
-    }
-}
-
-pub(super) fn starts_with_keyword<'a>(
-    line: &str,
-    keywords: impl IntoIterator<Item = &'a str>,
-) -> bool {
-    keywords.into_iter().any(|k| {
-        line.strip_prefix(k).is_some_and(|rest| {
-            k.starts_with('/') || rest.starts_with(|c: char| c.is_whitespace() || c == '{')
-        })
-    })
+/// The first string left open between `from` (where a broken item starts) and `to` (the
+/// end of the line where pest gave up): the likely cause of the error.
+pub(super) fn unclosed_string(text: &str, from: usize, to: usize) -> Option<Range<usize>> {
+    Lexer::at(text, from)
+        .take_while(|t| t.span.start < to)
+        .find(|t| t.kind == TokenKind::UnclosedStr)
+        .map(|t| t.span)
 }
 
 pub(super) fn line_end(text: &str, from: usize) -> usize {
@@ -216,15 +180,6 @@ pub(super) fn line_end(text: &str, from: usize) -> usize {
 }
 
 /// Skips whitespace and `//` comments, stopping at doc comments (`///`, `//!`).
-pub(super) fn skip_trivia(text: &str, mut pos: usize) -> usize {
-    loop {
-        let rest = &text[pos..];
-        let trimmed = rest.trim_start();
-        pos += rest.len() - trimmed.len();
-        if trimmed.starts_with("//") && !trimmed.starts_with("///") && !trimmed.starts_with("//!") {
-            pos = line_end(text, pos);
-        } else {
-            return pos;
-        }
-    }
+pub(super) fn skip_trivia(text: &str, pos: usize) -> usize {
+    Lexer::at(text, pos).skip_trivia()
 }

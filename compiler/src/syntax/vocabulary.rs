@@ -39,6 +39,16 @@ pub fn body_starts() -> impl Iterator<Item = &'static str> {
     NODE_KINDS.iter().chain(BODY_KEYWORDS).copied()
 }
 
+/// Whether `word` starts a body declaration.
+pub fn is_body_start(word: &str) -> bool {
+    body_starts().any(|k| k == word)
+}
+
+/// Whether `word` starts a top-level item.
+pub fn is_file_keyword(word: &str) -> bool {
+    FILE_KEYWORDS.contains(&word)
+}
+
 /// Every keyword (labels and type names excluded: they are keywords only in place).
 pub fn keywords() -> impl Iterator<Item = &'static str> {
     FILE_KEYWORDS

@@ -9,9 +9,9 @@ use lsp_types::{CompletionItem, CompletionItemKind, CompletionParams, Completion
 use super::{DocView, Result};
 use crate::world::World;
 use factory_compiler::ide::vocabulary;
+use factory_compiler::ide::{TokenKind, line_start, significant};
 use factory_compiler::lexical::is_ident;
 use factory_compiler::resolve::scope::{body, decl_at};
-use factory_compiler::resolve::tokens::{TokKind, line_start, tokens};
 
 pub fn completion(world: &World, params: CompletionParams) -> Result<Option<CompletionResponse>> {
     let p = params.text_document_position;
@@ -203,16 +203,13 @@ fn node_kind(word: &str) -> Option<NodeKind> {
 fn enclosing_block(doc: &DocView<'_>, offset: usize) -> (String, Option<String>) {
     let text = doc.text;
     let mut stack: Vec<usize> = Vec::new();
-    for t in tokens(text) {
+    for t in significant(text) {
         if t.span.start >= offset {
             break;
         }
-        if t.kind != TokKind::Other {
-            continue;
-        }
-        match &text[t.span.clone()] {
-            "{" => stack.push(t.span.start),
-            "}" => {
+        match t.kind {
+            TokenKind::LBrace => stack.push(t.span.start),
+            TokenKind::RBrace => {
                 stack.pop();
             }
             _ => {}

@@ -4,7 +4,7 @@ use lsp_types::{FoldingRange, FoldingRangeKind, FoldingRangeParams};
 
 use super::{DocView, Result};
 use crate::world::World;
-use factory_compiler::resolve::tokens::{TokKind, line_start, tokens};
+use factory_compiler::ide::{line_start, significant};
 
 pub fn folding_ranges(
     world: &World,
@@ -27,9 +27,9 @@ pub fn ranges(doc: &DocView<'_>) -> Vec<FoldingRange> {
             out.push(fold(start, end, Some(FoldingRangeKind::Comment)));
         }
     };
-    for t in tokens(text) {
+    for t in significant(text) {
         let l = line(t.span.start);
-        if t.kind == TokKind::Comment
+        if t.kind.is_comment()
             && text[line_start(text, t.span.start)..t.span.start]
                 .trim()
                 .is_empty()

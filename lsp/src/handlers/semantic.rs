@@ -11,7 +11,7 @@ use lsp_types::{
 
 use super::{DocView, Result};
 use crate::world::World;
-use factory_compiler::resolve::tokens::{TokKind, tokens};
+use factory_compiler::ide::{TokenKind, significant};
 
 const TYPES: &[SemanticTokenType] = &[
     SemanticTokenType::KEYWORD,
@@ -97,17 +97,16 @@ pub fn classify(doc: &DocView<'_>) -> Vec<(std::ops::Range<usize>, u32, u32)> {
             .filter(|(s, _)| span.end <= s.end)
             .map(|(_, t)| *t)
     };
-    let toks = tokens(text);
+    let toks = significant(text);
     let mut out = Vec::new();
     for (i, t) in toks.iter().enumerate() {
         let word = &text[t.span.clone()];
         let prev = i.checked_sub(1).map(|j| &text[toks[j].span.clone()]);
         let next = toks.get(i + 1).map(|n| &text[n.span.clone()]);
         let class = match t.kind {
-            TokKind::Comment => Some((ty(SemanticTokenType::COMMENT), 0)),
-            TokKind::Str => Some((ty(SemanticTokenType::STRING), 0)),
-            TokKind::Other => None,
-            TokKind::Ident => {
+            k if k.is_comment() => Some((ty(SemanticTokenType::COMMENT), 0)),
+            k if k.is_str() => Some((ty(SemanticTokenType::STRING), 0)),
+            TokenKind::Ident => {
                 if let Some(&d) = declared.get(&t.span.start) {
                     Some((d, DECLARATION))
                 } else if prev == Some(".") && LABELS.contains(&word) {
@@ -126,6 +125,7 @@ pub fn classify(doc: &DocView<'_>) -> Vec<(std::ops::Range<usize>, u32, u32)> {
                     None
                 }
             }
+            _ => None,
         };
         if let Some((ty, m)) = class {
             out.push((t.span.clone(), ty, m));
