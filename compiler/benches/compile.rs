@@ -12,7 +12,9 @@ use std::time::Duration;
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
 use factory_compiler::check::file_diagnostics;
 use factory_compiler::db::{Database, Loader};
+use factory_compiler::format::format;
 use factory_compiler::host::BUILTIN_ROLES;
+use factory_compiler::ide::lex;
 use factory_compiler::testgen::{layered_workflow, phases};
 
 /// The allocator of the `factory` binary, so the figures are what a user gets.
@@ -103,6 +105,15 @@ fn phases(c: &mut Criterion) {
         if n >= 10_000 {
             group.sample_size(10);
         }
+        group.bench_with_input(BenchmarkId::new("lex", n), &text, |b, text| {
+            b.iter_with_large_drop(|| lex(black_box(text)))
+        });
+        group.bench_with_input(BenchmarkId::new("outline", n), &text, |b, text| {
+            b.iter(|| phases::outline(black_box(text)))
+        });
+        group.bench_with_input(BenchmarkId::new("format", n), &text, |b, text| {
+            b.iter_with_large_drop(|| format(black_box(text)))
+        });
         group.bench_with_input(BenchmarkId::new("parse", n), &text, |b, text| {
             b.iter_with_large_drop(|| phases::parse(black_box(text)))
         });

@@ -129,6 +129,11 @@ pub mod phases {
         Some(lower::assemble(&structure, &parts))
     }
 
+    /// How many items the outline finds in `text` (the scan `db::outline` runs).
+    pub fn outline(text: &str) -> usize {
+        crate::syntax::outline(text).len()
+    }
+
     /// Every rule on `ir`, with the roles that have prompts.
     pub fn validate(ir: &Ir, roles: Option<BTreeSet<String>>) -> Vec<Finding> {
         validate::validate(ir, &validate::Context { roles })
