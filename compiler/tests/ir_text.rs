@@ -5,7 +5,8 @@ mod common;
 
 use factory_compiler::ir::{
     Artifact, Attrs, Check, Edge, Evaluator, FloatText, IR_VERSION, Ir, Knob, KnobType, Label,
-    Literal, Node, NodeKind, WorkflowMeta, content_hash, from_json, parse_text, to_json, to_text,
+    Literal, Node, NodeKind, Placement, WorkflowMeta, content_hash, from_json, parse_text, to_json,
+    to_text,
 };
 use proptest::prelude::*;
 use proptest::sample::select;
@@ -115,11 +116,23 @@ fn attrs() -> impl Strategy<Value = Attrs> {
         any::<bool>(),
         proptest::option::of(any::<u32>()),
         proptest::option::of(name()),
+        proptest::option::of(select(Placement::ALL.to_vec())),
     );
     (strings, rest).prop_map(
         |(
             (doc, role, prompt, task, run, question, model, runner, isolation, strategy),
-            (evaluator, outcomes, reads, writes, checks, timeout, is_async, count, count_knob),
+            (
+                evaluator,
+                outcomes,
+                reads,
+                writes,
+                checks,
+                timeout,
+                is_async,
+                count,
+                count_knob,
+                placement,
+            ),
         )| Attrs {
             doc,
             role,
@@ -135,6 +148,7 @@ fn attrs() -> impl Strategy<Value = Attrs> {
             timeout,
             model,
             runner,
+            placement,
             is_async,
             count,
             count_knob,

@@ -630,6 +630,7 @@ workflow main {
     timeout (Property) — gate attribute
     model (Property) — gate attribute
     runner (Property) — gate attribute
+    placement (Property) — gate attribute
     ");
 }
 

@@ -10,6 +10,8 @@
 //! - [`store`]: experiments (`begin`/`finalize`), `results.tsv`, the tiered history.
 //! - [`worktrees`]: each experiment's branch `factory/exp-NNN` and its git worktree;
 //!   pristine scratch copies of commits.
+//! - [`placement`]: where a node's processes run — the host, or a bubblewrap sandbox
+//!   made from the node's reads and writes (the probe, the policy, the argv).
 //! - [`eval`]: hygiene/growth/project dimensions, the composite score (A.1), discovery.
 //! - [`strategy`]: FEEC categorisation and anti-patterns (A.2), plateaus, the adversarial loop.
 //! - [`guards`]: git-derived safety checks (scope, fixed surfaces, eval/ immutability, tests kept).
@@ -45,6 +47,7 @@ pub mod experiment;
 pub mod guards;
 pub mod insights;
 pub mod notify;
+pub mod placement;
 pub mod precheck;
 pub mod project;
 pub mod runners;

@@ -52,6 +52,10 @@ pub struct Args {
     /// Answer every `user` gate with proceed (needed to run such a mode headless).
     #[arg(long)]
     auto_approve: bool,
+    /// Where agent nodes run: `host` (your rights) or `sandbox` (bubblewrap: only the
+    /// node's worktree and declared writes are writable; see docs/sandbox.md).
+    #[arg(long, value_name = "PLACE", value_parser = parse_placement)]
+    placement: Option<factory_compiler::ir::Placement>,
     /// Print the plan (nodes, commands, worktrees) and change nothing.
     #[arg(long)]
     dry_run: bool,
@@ -87,6 +91,7 @@ pub fn run(args: Args) -> ExitCode {
             .map(|s| std::path::absolute(&s).unwrap_or(s)),
         auto_approve: args.auto_approve,
         goal: args.goal,
+        placement: args.placement,
     };
     if args.preview {
         let knobs = exec::knob_values(&compiled.ir);
@@ -144,4 +149,9 @@ pub fn tokio_runtime() -> Result<tokio::runtime::Runtime, miette::Report> {
         .enable_all()
         .build()
         .map_err(|e| miette::miette!("cannot start the async runtime: {e}"))
+}
+
+fn parse_placement(s: &str) -> Result<factory_compiler::ir::Placement, String> {
+    factory_compiler::ir::Placement::parse(s)
+        .ok_or_else(|| format!("`{s}` is not a placement: use `host` or `sandbox`"))
 }

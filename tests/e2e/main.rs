@@ -51,5 +51,6 @@ mod run_control;
 mod run_e2e;
 mod run_errors;
 mod run_resume;
+mod sandbox;
 mod secrets_and_config;
 mod skill_follow;

@@ -242,6 +242,36 @@ pub enum Evaluator {
     User,
 }
 
+/// Where a node's processes run: on the host with the user's rights, or in a sandbox
+/// made from the node's reads and writes (the runtime's `placement` room).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Placement {
+    Host,
+    Sandbox,
+}
+
+impl Placement {
+    pub const ALL: [Placement; 2] = [Placement::Host, Placement::Sandbox];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Placement::Host => "host",
+            Placement::Sandbox => "sandbox",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Placement> {
+        Placement::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for Placement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Node attributes. Which keys a kind accepts is decided by the compiler's attribute
 /// table; the IR stores whatever a node has.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -282,6 +312,9 @@ pub struct Attrs {
     pub model: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runner: Option<String>,
+    /// Where the node's processes run, when the node says (else the run's placement).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
     /// Non-blocking: the run does not wait for it.
     #[serde(default, rename = "async", skip_serializing_if = "is_false")]
     pub is_async: bool,

@@ -72,6 +72,7 @@ pub const NODE_KEYS: &[&str] = &[
     "run",
     "model",
     "runner",
+    "placement",
     "timeout",
     "count",
     "count_knob",
@@ -203,6 +204,9 @@ fn node_line(out: &mut String, node: &Node) {
     }
     if let Some(v) = s(&a.runner) {
         kv("runner", v);
+    }
+    if let Some(p) = a.placement {
+        kv("placement", p.as_str().to_string());
     }
     if let Some(t) = a.timeout {
         kv("timeout", t.to_string());

@@ -184,6 +184,17 @@ impl Lowering<'_> {
             "role" => a.role = Some(self.string(scope, key, values, true)?),
             "model" => a.model = Some(self.string(scope, key, values, true)?),
             "runner" => a.runner = Some(self.string(scope, key, values, true)?),
+            "placement" => {
+                let word = self.string(scope, key, values, true)?;
+                a.placement = Some(crate::ir::Placement::parse(&word).ok_or_else(|| {
+                    (
+                        format!("unknown placement `{word}`"),
+                        "write `placement: host` (the user's rights) or `placement: sandbox` \
+                         (only the node's workspace and writes are writable)"
+                            .to_string(),
+                    )
+                })?);
+            }
             "prompt" => a.prompt = Some(self.string(scope, key, values, false)?),
             "task" => a.task = Some(self.string(scope, key, values, false)?),
             "run" => a.run = Some(self.string(scope, key, values, false)?),

@@ -200,6 +200,10 @@ const ATTRIBUTES: &[(&str, &str)] = &[
     ),
     ("model", "The model to use (a name or a string template)."),
     ("runner", "The agent CLI that runs the node."),
+    (
+        "placement",
+        "Where the node's processes run: `host` (the user's rights) or `sandbox` (only its workspace and declared writes are writable; see docs/sandbox.md).",
+    ),
     ("async", "`true`: the node does not block its successors."),
     (
         "outcomes",
@@ -276,8 +280,19 @@ fn node(n: &NodeDecl) -> String {
         ));
     }
     for key in [
-        "question", "prompt", "task", "run", "model", "runner", "reads", "writes", "check",
-        "timeout", "outcomes", "async",
+        "question",
+        "prompt",
+        "task",
+        "run",
+        "model",
+        "runner",
+        "placement",
+        "reads",
+        "writes",
+        "check",
+        "timeout",
+        "outcomes",
+        "async",
     ] {
         if let Some(a) = n.attrs.iter().find(|a| a.key == key) {
             let vals: Vec<String> = a.values.iter().map(value).collect();

@@ -417,6 +417,7 @@ pub fn run_role(
         model,
         node: run.node.clone(),
         visit,
+        confinement: None,
     };
     // Asked-for capabilities are checked before anything runs: a setup mistake, not a
     // failed agent.

@@ -46,6 +46,8 @@ pub mod kinds {
     pub const NODE_FINISHED: &str = "node.finished";
     /// A gate node returned a verdict.
     pub const NODE_VERDICT: &str = "node.verdict";
+    /// The sandbox a run asked for failed its probe: its nodes run on the host.
+    pub const PLACEMENT_FALLBACK: &str = "placement.fallback";
 
     /// Every kind above, in the order listed.
     pub const ALL: &[&str] = &[
@@ -64,6 +66,7 @@ pub mod kinds {
         NODE_STARTED,
         NODE_FINISHED,
         NODE_VERDICT,
+        PLACEMENT_FALLBACK,
     ];
 
     /// Whether `kind` ends an agent invocation.
@@ -136,6 +139,14 @@ pub enum EventData {
     },
     #[serde(rename = "run.interrupted")]
     RunInterrupted { run_id: String },
+    /// The run asked for the sandbox and its probe failed: nodes run on the host.
+    #[serde(rename = "placement.fallback")]
+    PlacementFallback {
+        run_id: String,
+        requested: String,
+        used: String,
+        reason: String,
+    },
     /// `outcome` is the executor's `RunOutcome` as JSON (events sits below exec).
     #[serde(rename = "run.finished")]
     RunFinished {
@@ -352,6 +363,7 @@ impl EventData {
             Self::NodeStarted { .. } => NODE_STARTED,
             Self::NodeFinished { .. } => NODE_FINISHED,
             Self::NodeVerdict { .. } => NODE_VERDICT,
+            Self::PlacementFallback { .. } => PLACEMENT_FALLBACK,
             Self::Other { kind, .. } => kind,
         }
     }

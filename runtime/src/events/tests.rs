@@ -162,6 +162,15 @@ fn each_variant_has_its_json_and_reads_back_as_itself() {
             },
             r#"{"type":"node.verdict","timestamp":"2026-01-01T00:00:00Z","node":"g","run_id":"r","verdict":"proceed"}"#,
         ),
+        (
+            EventData::PlacementFallback {
+                run_id: "r".into(),
+                requested: "sandbox".into(),
+                used: "host".into(),
+                reason: "no bwrap".into(),
+            },
+            r#"{"type":"placement.fallback","timestamp":"2026-01-01T00:00:00Z","reason":"no bwrap","requested":"sandbox","run_id":"r","used":"host"}"#,
+        ),
     ];
     let mut seen: Vec<&str> = Vec::new();
     for (data, json) in cases {

@@ -63,6 +63,25 @@ pub async fn run_gate(cx: &NodeCx<'_>) -> Result<NodeReport, NodeFailure> {
     })
 }
 
+/// The sandbox of this agent node, when it runs in one: its worktree (in an experiment)
+/// and the directories of its writes and verdict file writable, nothing else.
+fn confinement(cx: &NodeCx<'_>, req: &AgentRequest) -> Option<crate::placement::Confinement> {
+    use crate::placement::{self, Placement, policy::AgentScope};
+    if placement::for_node(cx.node, cx.env.placement) != Placement::Sandbox {
+        return None;
+    }
+    let sandbox = cx.env.sandbox.as_deref()?;
+    let mut outputs = req.outputs.clone();
+    outputs.extend(req.verdict_file.clone());
+    let scope = AgentScope {
+        cwd: &req.cwd,
+        project: &req.project,
+        in_experiment: cx.roots.worktree.is_some(),
+        outputs: &outputs,
+    };
+    Some(sandbox.confine(sandbox.agent_policy(&scope)))
+}
+
 async fn invoke(
     cx: &NodeCx<'_>,
     role: &str,
@@ -125,6 +144,11 @@ async fn invoke(
         visit: cx.visit,
         verdict_file,
         env: cx.base_env(),
+        confinement: None,
+    };
+    let req = AgentRequest {
+        confinement: confinement(cx, &req),
+        ..req
     };
     let outcome = match &cx.env.branch {
         // A branch's agents capture their output in its own reviews, tagged in events.

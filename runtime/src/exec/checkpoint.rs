@@ -20,6 +20,9 @@ pub struct RunSettings {
     pub script: Option<PathBuf>,
     pub auto_approve: bool,
     pub goal: Option<String>,
+    /// `--placement`: where agent nodes run (`None`: on the host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<crate::placement::Placement>,
 }
 
 /// `.factory/state/run.json`.

@@ -291,6 +291,41 @@ fn env_for(
             .and_then(|p| p.parent().map(Path::to_path_buf)),
         view: view.clone(),
         branch: None,
+        placement: settings
+            .placement
+            .unwrap_or(crate::placement::Placement::Host),
+        sandbox: None,
+    }
+}
+
+/// Probes the sandbox when the run or one of its nodes asks for it. A failed probe is
+/// said loudly, journaled, and the run goes on on the host.
+fn prepare_sandbox(env: &mut NodeEnv, ir: &Ir, paths: &FactoryPaths) {
+    use crate::placement::{Placement, Sandbox};
+    let wanted = env.placement == Placement::Sandbox
+        || ir
+            .nodes
+            .iter()
+            .any(|n| n.attrs.placement == Some(Placement::Sandbox));
+    if !wanted {
+        return;
+    }
+    match Sandbox::prepare() {
+        Ok(s) => env.sandbox = Some(Arc::new(s)),
+        Err(why) => {
+            let reason = why.to_string();
+            eprintln!(
+                "warning: the sandbox cannot be used here, so this run's nodes run on the host with your full rights: {}",
+                crate::sys::redact::redact(&reason)
+            );
+            let ev = Event::new(EventData::PlacementFallback {
+                run_id: env.run_id.clone(),
+                requested: Placement::Sandbox.to_string(),
+                used: Placement::Host.to_string(),
+                reason,
+            });
+            let _ = crate::events::append(paths, &ev);
+        }
     }
 }
 
@@ -407,15 +442,9 @@ pub async fn start(ir: Ir, req: RunRequest, view: &View) -> Result<RunEnd, RunEr
         branch_exp: None,
         state: Default::default(),
     };
-    let env = Arc::new(env_for(
-        &project,
-        &run_id,
-        &ir,
-        &req.settings,
-        runner,
-        layers,
-        view,
-    ));
+    let mut env = env_for(&project, &run_id, &ir, &req.settings, runner, layers, view);
+    prepare_sandbox(&mut env, &ir, &paths);
+    let env = Arc::new(env);
     let nested = cp.parent_run.is_some();
     if !nested {
         close_unresumed(&project, &paths, &run_id);
@@ -494,7 +523,7 @@ pub async fn resume(project: &Path, force: bool, view: &View) -> Result<RunEnd, 
     let _ = crate::agents::close_dangling(&project, &cp.run_id);
     let layers = Layers::load(Some(&project))?;
     let runner = runner_for(&cp.settings, &layers)?;
-    let env = Arc::new(env_for(
+    let mut env = env_for(
         &project,
         &cp.run_id,
         &graph.ir,
@@ -502,7 +531,9 @@ pub async fn resume(project: &Path, force: bool, view: &View) -> Result<RunEnd, 
         runner,
         layers,
         view,
-    ));
+    );
+    prepare_sandbox(&mut env, &graph.ir, &paths);
+    let env = Arc::new(env);
     let first = if retry {
         machine.on_input(Input::Retry)
     } else if machine.state.seq == 0 {

@@ -43,6 +43,11 @@ pub struct NodeEnv {
     pub view: super::view::View,
     /// Set for the nodes of a parallel branch.
     pub branch: Option<BranchCx>,
+    /// Where the run's agent nodes run (a node's `placement:` wins).
+    pub placement: crate::placement::Placement,
+    /// The probed sandbox, when the run uses one (`None` on the host, or after the
+    /// probe failed and the run fell back).
+    pub sandbox: Option<Arc<crate::placement::Sandbox>>,
 }
 
 /// What a parallel branch's nodes see besides the run's: the hypothesis it tests,
@@ -404,6 +409,7 @@ async fn run_command(cx: &NodeCx<'_>) -> Result<AsyncOutput, NodeFailure> {
         timeout: Some(cx.timeout()),
         ..ProcessSpec::shell(&command.script, &cx.env.project)
     };
+    let spec = confined(cx, spec)?;
     let out = async_process::run(&spec, &|_| {})
         .await
         .map_err(|e| NodeFailure::CommandSpawn {
@@ -430,6 +436,32 @@ async fn run_command(cx: &NodeCx<'_>) -> Result<AsyncOutput, NodeFailure> {
         });
     }
     Ok(out)
+}
+
+/// `spec` in the sandbox when the node asks for one (`placement: sandbox`): its
+/// experiment's worktree and its writes' directories writable, no network.
+fn confined(cx: &NodeCx<'_>, mut spec: ProcessSpec) -> Result<ProcessSpec, NodeFailure> {
+    use crate::placement::{self, Placement};
+    if placement::for_node(cx.node, cx.env.placement) != Placement::Sandbox {
+        return Ok(spec);
+    }
+    let Some(sandbox) = cx.env.sandbox.as_deref() else {
+        return Ok(spec);
+    };
+    let mut outputs = Vec::new();
+    for w in &cx.node.attrs.writes {
+        outputs.push(cx.roots.resolve_write(&cx.render("writes", &w.path)?));
+    }
+    // The variables it may publish for later nodes.
+    outputs.push(cx.vars_path());
+    let policy = sandbox.command_policy(cx.roots.work_dir(), &cx.env.project, &outputs);
+    let (program, args) =
+        sandbox
+            .confine(policy)
+            .command(&spec.program, &spec.args, &spec.cwd, &[]);
+    spec.program = program;
+    spec.args = args;
+    Ok(spec)
 }
 
 /// A `user` gate: a person answers on the terminal; headless only with --auto-approve.

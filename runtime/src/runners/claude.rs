@@ -7,7 +7,7 @@
 //! line: `system` (init), `assistant`/`user` messages, and a final `result` with the
 //! text, `total_cost_usd` and `usage`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -54,6 +54,16 @@ impl CliDef for Claude {
         dir.map(|d| d.join(".credentials.json"))
             .into_iter()
             .collect()
+    }
+
+    fn state_paths(&self, env: &EnvView<'_>) -> Vec<PathBuf> {
+        let mut paths: Vec<PathBuf> = self
+            .login_files(env)
+            .iter()
+            .filter_map(|f| f.parent().map(Path::to_path_buf))
+            .collect();
+        paths.extend(env.home().map(|h| h.join(".claude.json")));
+        paths
     }
 
     fn login_hint(&self) -> &'static str {

@@ -20,7 +20,7 @@ pub use stream::{Transcript, json_line, num, one_line, parse_stream, text, tool_
 use super::prompt_file::PromptFile;
 use super::{
     AgentOutput, AgentRequest, Capabilities, Capability, CommandSpec, RunFuture, Runner,
-    RunnerError, RunnerMeta, Usage, factory_env, tail,
+    RunnerError, RunnerMeta, Usage, factory_env, placed, tail,
 };
 use crate::sys::async_process::{self, ProcessSpec};
 
@@ -45,6 +45,14 @@ pub trait CliDef: Send + Sync {
     fn login_files(&self, env: &EnvView<'_>) -> Vec<PathBuf>;
     /// How to log in (shown when no credential is found).
     fn login_hint(&self) -> &'static str;
+    /// What the CLI writes under the home directory as it runs (its login and session
+    /// state): writable in the sandbox, where the rest of the home is read-only.
+    fn state_paths(&self, env: &EnvView<'_>) -> Vec<PathBuf> {
+        self.login_files(env)
+            .iter()
+            .filter_map(|f| f.parent().map(Path::to_path_buf))
+            .collect()
+    }
     /// Whether a headless run needs a credential at all (opencode has free models).
     fn needs_credentials(&self) -> bool {
         true
@@ -201,6 +209,21 @@ impl CliRunner {
         })
     }
 
+    /// [`Self::spec`] with `program` as the command, placed as the request says.
+    fn placed_spec(
+        &self,
+        req: &AgentRequest,
+        program: String,
+        prompt_file: &Path,
+    ) -> Result<CommandSpec, RunnerError> {
+        let cmd = CommandSpec {
+            program,
+            ..self.spec(req, prompt_file)?
+        };
+        let state = self.def.state_paths(&EnvView::new(&req.env));
+        Ok(placed(req, cmd, &[prompt_file.to_path_buf()], state))
+    }
+
     /// A dry run: what would have run, as the agent's output, with zero usage.
     fn dry_run(&self, req: &AgentRequest, progress: &(dyn Fn(&str) + Send + Sync)) -> AgentOutput {
         let shown = self
@@ -237,7 +260,7 @@ impl Runner for CliRunner {
 
     fn command(&self, req: &AgentRequest) -> Result<CommandSpec, RunnerError> {
         let planned = std::env::temp_dir().join(format!("factory-prompt-{}-XXXX.md", req.role));
-        self.spec(req, &planned)
+        self.placed_spec(req, self.def.binary().to_string(), &planned)
     }
 
     fn check_ready(&self, extra_env: &[(String, String)]) -> Result<(), RunnerError> {
@@ -274,9 +297,9 @@ impl Runner for CliRunner {
             let program =
                 crate::sys::process::which(self.def.binary()).ok_or_else(|| not_found(self.def))?;
             let prompt = PromptFile::write(&req.role, &req.prompt)?;
-            let cmd = self.spec(req, &prompt.path)?;
+            let cmd = self.placed_spec(req, program.display().to_string(), &prompt.path)?;
             let spec = ProcessSpec {
-                program: program.display().to_string(),
+                program: cmd.program,
                 args: cmd.args,
                 cwd: cmd.cwd,
                 env: cmd.env,

@@ -10,7 +10,7 @@ use std::path::Path;
 use super::prompt_file::PromptFile;
 use super::{
     AgentOutput, AgentRequest, Capabilities, Capability, CommandSpec, RunFuture, Runner,
-    RunnerError, RunnerMeta, factory_env, shell_quote, tail,
+    RunnerError, RunnerMeta, factory_env, placed, shell_quote, tail,
 };
 use crate::sys::async_process::{self, ProcessSpec};
 
@@ -92,13 +92,14 @@ impl ExecRunner {
         if req.model.is_some() {
             self.meta.require(Capability::ModelSelection)?;
         }
-        Ok(CommandSpec {
+        let cmd = CommandSpec {
             program: "sh".into(),
             args: vec!["-c".into(), self.expand(req, prompt_file)],
             cwd: req.cwd.clone(),
             env: factory_env(req, prompt_file),
             stdin: Some(req.prompt.clone()),
-        })
+        };
+        Ok(placed(req, cmd, &[prompt_file.to_path_buf()], Vec::new()))
     }
 }
 

@@ -55,6 +55,8 @@ pub struct AgentRequest {
     pub verdict_file: Option<PathBuf>,
     /// Extra environment (`FACTORY_RUN_ID`, `FACTORY_EXP_ID`, ...).
     pub env: Vec<(String, String)>,
+    /// Set when the node runs in the sandbox: the policy its processes get.
+    pub confinement: Option<crate::placement::Confinement>,
 }
 
 impl AgentRequest {
@@ -203,6 +205,28 @@ impl fmt::Display for CommandSpec {
         }
         Ok(())
     }
+}
+
+/// `cmd` as the request's placement runs it: unchanged on the host; in the sandbox,
+/// bubblewrap's argv with the command after `--`, seeing `readable` (files the runner
+/// made for this run, such as the prompt file) and writing `state` (the CLI's own
+/// login and session files under the home directory, those that exist). The dry run
+/// and the live run both go through here, so they show and run the same argv.
+pub fn placed(
+    req: &AgentRequest,
+    mut cmd: CommandSpec,
+    readable: &[PathBuf],
+    state: Vec<PathBuf>,
+) -> CommandSpec {
+    if let Some(c) = &req.confinement {
+        let c = c
+            .clone()
+            .with_writable(state.into_iter().filter(|p| p.exists()));
+        let (program, args) = c.command(&cmd.program, &cmd.args, &cmd.cwd, readable);
+        cmd.program = program;
+        cmd.args = args;
+    }
+    cmd
 }
 
 /// The future a headless run returns.

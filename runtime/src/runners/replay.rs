@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use super::{
     AgentOutput, AgentRequest, Capabilities, CommandSpec, RunFuture, Runner, RunnerError,
-    RunnerMeta, factory_env, tail,
+    RunnerMeta, factory_env, placed, tail,
 };
 use crate::sys::async_process::{self, ProcessSpec};
 use crate::sys::files::atomic_write;
@@ -248,14 +248,16 @@ impl ReplayRunner {
         }
         for (file, content) in &step.write {
             let path = resolve(req, file);
-            atomic_write(&path, content.as_bytes())
-                .map_err(|source| RunnerError::Io { path, source })?;
+            if let Some((stderr, code)) =
+                write_as_agent(req, &env, &path, content, progress).await?
+            {
+                return Ok(done(String::new(), stderr, code));
+            }
         }
         // Commands' stderr is kept for the failure message; their stdout is only shown.
         let mut stderr = String::new();
         for command in &step.run {
-            let mut spec = ProcessSpec::shell(command, &req.cwd);
-            spec.env = env.clone();
+            let spec = placed_shell(req, &env, command, None);
             let out = async_process::run(&spec, progress).await?;
             stderr.push_str(&out.stderr);
             if !out.success() {
@@ -283,8 +285,9 @@ impl ReplayRunner {
                 "## Verdict\n{}\n\n## Rationale\n{rationale}\n\n## Issues found\n- none\n",
                 verdict.to_ascii_uppercase()
             );
-            atomic_write(&path, text.as_bytes())
-                .map_err(|source| RunnerError::Io { path, source })?;
+            if let Some((stderr, code)) = write_as_agent(req, &env, &path, &text, progress).await? {
+                return Ok(done(String::new(), stderr, code));
+            }
         }
         let stdout = step.print.clone().unwrap_or_default();
         for line in stdout.lines() {
@@ -294,6 +297,70 @@ impl ReplayRunner {
     }
 }
 
+/// `sh -c script` as the request's placement runs it, in the request's directory.
+fn placed_shell(
+    req: &AgentRequest,
+    env: &[(String, String)],
+    script: &str,
+    stdin: Option<Vec<u8>>,
+) -> ProcessSpec {
+    let cmd = placed(
+        req,
+        CommandSpec {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), script.into()],
+            cwd: req.cwd.clone(),
+            env: env.to_vec(),
+            stdin: None,
+        },
+        &[],
+        Vec::new(),
+    );
+    ProcessSpec {
+        program: cmd.program,
+        args: cmd.args,
+        cwd: cmd.cwd,
+        env: cmd.env,
+        stdin,
+        timeout: None,
+    }
+}
+
+/// Writes `content` to `path` as the scripted agent: directly on the host, and from
+/// inside the sandbox when the node runs in one, so the sandbox decides what a scripted
+/// agent may write as it would for a real one. `Some((stderr, exit code))` when the
+/// write was refused.
+async fn write_as_agent(
+    req: &AgentRequest,
+    env: &[(String, String)],
+    path: &Path,
+    content: &str,
+    progress: &(dyn Fn(&str) + Send + Sync),
+) -> Result<Option<(String, i32)>, RunnerError> {
+    if req.confinement.is_none() {
+        atomic_write(path, content.as_bytes()).map_err(|source| RunnerError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        return Ok(None);
+    }
+    let script = format!(
+        "mkdir -p -- \"$(dirname -- {0})\" && cat > {0}",
+        super::shell_quote(&path.display().to_string())
+    );
+    let spec = placed_shell(req, env, &script, Some(content.as_bytes().to_vec()));
+    let out = async_process::run(&spec, progress).await?;
+    if out.success() {
+        return Ok(None);
+    }
+    let why = format!(
+        "replay: could not write {} in the sandbox: {}",
+        path.display(),
+        out.tail(3)
+    );
+    Ok(Some((why, out.code.unwrap_or(-1))))
+}
+
 impl Runner for ReplayRunner {
     fn meta(&self) -> &RunnerMeta {
         &self.meta
@@ -301,6 +368,8 @@ impl Runner for ReplayRunner {
 
     fn command(&self, req: &AgentRequest) -> Result<CommandSpec, RunnerError> {
         let (key, _) = self.step_for(req)?;
+        // A scripted agent runs no program of its own; its commands and writes go
+        // through the same placement (see `write_as_agent`).
         Ok(CommandSpec {
             program: "replay".into(),
             args: vec![

@@ -71,6 +71,7 @@ pub fn start_run(project: &Path, args: StartRunArgs, started: &Started) -> ToolR
         script: script.clone(),
         auto_approve: args.auto_approve,
         goal: args.goal.clone(),
+        placement: None,
     };
     exec::startable(&compiled.ir, project, &settings)
         .map_err(|e| format!("the run cannot start: {}", report(&e)))?;

@@ -165,6 +165,9 @@ pub(super) fn node(
     if let Some(r) = &a.runner {
         attrs.push(("runner", quote(r)));
     }
+    if let Some(p) = a.placement {
+        attrs.push(("placement", p.as_str().to_string()));
+    }
     if let Some(t) = a.timeout {
         attrs.push(("timeout", t.to_string()));
     }
@@ -228,7 +231,7 @@ fn word(s: &str) -> String {
 /// report them, or drop them).
 fn reject_foreign(n: &Node) -> Result<(), String> {
     let a = &n.attrs;
-    let present: [(&str, bool); 17] = [
+    let present: [(&str, bool); 18] = [
         ("role", a.role.is_some()),
         ("prompt", a.prompt.is_some()),
         ("task", a.task.is_some()),
@@ -242,6 +245,7 @@ fn reject_foreign(n: &Node) -> Result<(), String> {
         ("timeout", a.timeout.is_some()),
         ("model", a.model.is_some()),
         ("runner", a.runner.is_some()),
+        ("placement", a.placement.is_some()),
         ("async", a.is_async),
         ("count", a.count.is_some() || a.count_knob.is_some()),
         ("isolation", a.isolation.is_some()),

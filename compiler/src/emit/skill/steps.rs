@@ -549,6 +549,10 @@ fn details(node: &Node, step: &mut StepView) {
     if let Some(r) = &a.runner {
         step.details.push(format!("Runner: {}.", code(r)));
     }
+    if let Some(p) = a.placement {
+        step.details
+            .push(format!("Placement: {}.", code(p.as_str())));
+    }
     if let Some(t) = a.timeout {
         step.details.push(format!(
             "Time limit: {t} seconds; running over is a failure."

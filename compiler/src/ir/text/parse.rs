@@ -13,7 +13,7 @@ use super::lex::{self, ArtifactText, Tok};
 use super::{NODE_KEYS, TextError, knob_type_str};
 use crate::ir::{
     Attrs, Edge, Evaluator, IR_VERSION, Ir, IrSpans, Knob, KnobType, Label, Literal, Node,
-    NodeKind, START, Span, WorkflowMeta,
+    NodeKind, Placement, START, Span, WorkflowMeta,
 };
 
 const ITEMS: &str = "fwir, workflow, description, doc, input, knob, node, edge";
@@ -493,6 +493,15 @@ fn node_attr(a: &mut Attrs, key: &Tok<'_>, v: &Tok<'_>) -> LineResult {
         "runner" => a.runner = string(v)?,
         "isolation" => a.isolation = string(v)?,
         "strategy" => a.strategy = string(v)?,
+        "placement" => {
+            a.placement = Some(Placement::parse(v.text).ok_or_else(|| {
+                err(
+                    v.span(),
+                    format!("unknown placement `{}`", v.text),
+                    "a placement is one of: host, sandbox",
+                )
+            })?)
+        }
         "evaluator" => {
             a.evaluator = Some(match v.text {
                 "agent" => Evaluator::Agent,

@@ -1,0 +1,107 @@
+//! Where a node's processes run (docs/sandbox.md). All bubblewrap knowledge lives in
+//! this room: the policy a node gets from the graph ([`policy`]), the argv that
+//! enforces it ([`bwrap`]), and the probe that decides whether the sandbox can be
+//! trusted on this machine ([`probe`]). A dry run prints the same argv the live path
+//! runs, because both come from [`Confinement::command`].
+//!
+//! `host` runs a node with the user's rights (as before this room existed). `sandbox`
+//! runs it under bubblewrap: the system read-only, a private `/tmp`, the user's secrets
+//! and `$FACTORY_HOME` hidden, and writable only what the node may change.
+
+pub mod bwrap;
+pub mod policy;
+pub mod probe;
+
+use std::path::{Path, PathBuf};
+
+pub use factory_compiler::ir::Placement;
+pub use policy::{Network, Policy};
+pub use probe::ProbeFailure;
+
+/// Tells a confined process (and an agent CLI in it) that it already runs sandboxed.
+pub const PLACEMENT_ENV: &str = "FACTORY_PLACEMENT";
+
+/// The run's sandbox, once its probe passed: what every confined node shares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sandbox {
+    /// The bubblewrap program the probe ran.
+    pub bwrap: PathBuf,
+    /// The user's home and `$FACTORY_HOME`, whose secrets a policy hides.
+    pub home: Option<PathBuf>,
+    pub factory_home: Option<PathBuf>,
+}
+
+impl Sandbox {
+    /// Finds bubblewrap and probes it: `Ok` when a confined canary came back and could
+    /// not write outside; else why not (the caller falls back, loudly).
+    pub fn prepare() -> Result<Sandbox, ProbeFailure> {
+        let bwrap = crate::sys::process::which("bwrap").ok_or(ProbeFailure::Missing)?;
+        probe::probe(&bwrap)?;
+        Ok(Sandbox {
+            bwrap,
+            home: std::env::var_os("HOME").map(PathBuf::from),
+            factory_home: crate::project::registry::user_home(),
+        })
+    }
+
+    /// A confinement for `policy`.
+    pub fn confine(&self, policy: Policy) -> Confinement {
+        Confinement {
+            bwrap: self.bwrap.clone(),
+            policy,
+        }
+    }
+}
+
+/// A policy with the program that enforces it: what a runner or the executor wraps a
+/// command in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confinement {
+    pub bwrap: PathBuf,
+    pub policy: Policy,
+}
+
+impl Confinement {
+    /// `program args` as run in the sandbox, working in `cwd`: bubblewrap's argv with
+    /// the command after `--`. `readable` are files the runner made for this run (a
+    /// prompt file in the host's temp directory) that the command must see.
+    pub fn command(
+        &self,
+        program: &str,
+        args: &[String],
+        cwd: &Path,
+        readable: &[PathBuf],
+    ) -> (String, Vec<String>) {
+        let mut argv = bwrap::args(&self.policy, cwd, readable);
+        argv.push("--".into());
+        argv.push(program.into());
+        argv.extend(args.iter().cloned());
+        (self.bwrap.display().to_string(), argv)
+    }
+
+    /// The same confinement, with more writable paths (an agent CLI's own state).
+    pub fn with_writable(mut self, paths: impl IntoIterator<Item = PathBuf>) -> Self {
+        for p in paths {
+            if !self.policy.writable.contains(&p) {
+                self.policy.writable.push(p);
+            }
+        }
+        self
+    }
+}
+
+/// Which placement a node gets: its own `placement:` attribute, else the run's for
+/// agents and agent gates. A mode's own commands (`fn`, `study`, `fn` gates) are the
+/// mode's plumbing — `factory begin`, `precheck`, `finalize` — and run on the host
+/// unless the node asks for the sandbox.
+pub fn for_node(node: &factory_compiler::ir::Node, run: Placement) -> Placement {
+    use factory_compiler::ir::{Evaluator, NodeKind};
+    if let Some(p) = node.attrs.placement {
+        return p;
+    }
+    match node.kind {
+        NodeKind::Agent | NodeKind::Llm => run,
+        NodeKind::Gate if node.attrs.evaluator == Some(Evaluator::Agent) => run,
+        _ => Placement::Host,
+    }
+}
