@@ -63,6 +63,11 @@ pub struct Args {
     /// Print the result as JSON: passed, failures, and every check with its details.
     #[arg(long)]
     json: bool,
+    /// Where the gate's commands run with --exp: `host`, or `sandbox` (each side
+    /// confined to its own scratch checkout, no network; docs/sandbox.md). Default:
+    /// the run's (`FACTORY_RUN_PLACEMENT`), else factory.md's `## Placement`, else host.
+    #[arg(long, value_name = "PLACE", env = "FACTORY_RUN_PLACEMENT", value_parser = super::run::parse_placement)]
+    placement: Option<factory_compiler::ir::Placement>,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -72,6 +77,7 @@ pub fn run(args: Args) -> ExitCode {
         use_last_eval: args.use_last_eval,
         allow_dirty: args.allow_dirty,
         progress: Progress::stderr("precheck"),
+        placement: args.placement,
         ..PrecheckOptions::default()
     };
     let (result, commit) = match args.exp {

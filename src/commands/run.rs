@@ -52,8 +52,9 @@ pub struct Args {
     /// Answer every `user` gate with proceed (needed to run such a mode headless).
     #[arg(long)]
     auto_approve: bool,
-    /// Where agent nodes run: `host` (your rights) or `sandbox` (bubblewrap: only the
-    /// node's worktree and declared writes are writable; see docs/sandbox.md).
+    /// Where agent nodes and the gate's commands run: `host` (your rights) or `sandbox`
+    /// (bubblewrap: only the node's worktree and declared writes are writable; see
+    /// docs/sandbox.md). Default: factory.md's `## Placement`, else `host`.
     #[arg(long, value_name = "PLACE", value_parser = parse_placement)]
     placement: Option<factory_compiler::ir::Placement>,
     /// Print the plan (nodes, commands, worktrees) and change nothing.
@@ -151,7 +152,7 @@ pub fn tokio_runtime() -> Result<tokio::runtime::Runtime, miette::Report> {
         .map_err(|e| miette::miette!("cannot start the async runtime: {e}"))
 }
 
-fn parse_placement(s: &str) -> Result<factory_compiler::ir::Placement, String> {
+pub(super) fn parse_placement(s: &str) -> Result<factory_compiler::ir::Placement, String> {
     factory_compiler::ir::Placement::parse(s)
         .ok_or_else(|| format!("`{s}` is not a placement: use `host` or `sandbox`"))
 }

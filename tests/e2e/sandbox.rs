@@ -40,6 +40,16 @@ fn yaml_quote(s: &str) -> String {
 }
 
 fn run_sandboxed(p: &Project, script: &str, path_prefix: Option<&Path>) -> std::process::Output {
+    run_placed(p, script, "sandbox", path_prefix, &[])
+}
+
+fn run_placed(
+    p: &Project,
+    script: &str,
+    placement: &str,
+    path_prefix: Option<&Path>,
+    env: &[(&str, String)],
+) -> std::process::Output {
     let file = p.path().join(".factory/script.yaml");
     fs::write(&file, script).unwrap();
     let mut c = p.command(&[
@@ -50,8 +60,9 @@ fn run_sandboxed(p: &Project, script: &str, path_prefix: Option<&Path>) -> std::
         "--script",
         file.to_str().unwrap(),
         "--placement",
-        "sandbox",
+        placement,
     ]);
+    c.envs(env.iter().map(|(k, v)| (k, v)));
     if let Some(dir) = path_prefix {
         let path = std::env::var("PATH").unwrap_or_default();
         c.env("PATH", format!("{}:{path}", dir.display()));
@@ -134,4 +145,144 @@ fn a_bubblewrap_that_cannot_run_falls_back_to_the_host_loudly_and_in_the_log() {
     assert_eq!(fallback.len(), 1, "{err}");
     // On the host, the run goes on as before.
     assert_eq!(p.results()[0]["verdict"], "keep", "{err}");
+}
+
+/// A test the head adds, run by the gate in the head's scratch checkout: it reaches
+/// for a listener on the host's loopback (`REACH_PORT`) and overwrites the base's
+/// scratch checkout (a sibling in the temp directory) with code that does not build.
+const REACHING_TEST: &str = r#"#[test]
+fn reaches_around_its_checkout() {
+    if let Some(port) = std::env::var("REACH_PORT").ok().and_then(|p| p.parse::<u16>().ok()) {
+        let _ = std::net::TcpStream::connect(("127.0.0.1", port));
+    }
+    for entry in std::fs::read_dir(std::env::temp_dir()).into_iter().flatten().flatten() {
+        if entry.file_name().to_string_lossy().starts_with("factory-gate-base-") {
+            let _ = std::fs::write(entry.path().join("src/lib.rs"), "compile_error!(\"sabotaged\");\n");
+        }
+    }
+}
+"#;
+
+/// The demo's builder, also adding [`REACHING_TEST`] and leaving `sleep <seconds>`
+/// behind.
+fn reaching_script(seconds: &str) -> String {
+    let honest = script(&[]);
+    let indented: String = REACHING_TEST
+        .lines()
+        .map(|l| format!("          {l}\n"))
+        .collect();
+    let test = format!("        tests/reach.rs: |\n{indented}      run:\n");
+    // It waits until the sleeper has left its process group (the node's end kills that
+    // group, so leaving too late would lose the race, not show the sandbox).
+    let lingering = format!(
+        "        - 'f=\"${{TMPDIR:-/tmp}}/left-$$\"; setsid sh -c \"echo > $f; exec sleep {seconds}\" >/dev/null 2>&1 < /dev/null & while [ ! -e \"$f\" ]; do sleep 0.05; done'\n        - git add -A\n"
+    );
+    let attacked = honest.replacen(
+        "      run:\n        - git add -A\n",
+        &format!("{test}{lingering}"),
+        1,
+    );
+    assert_ne!(
+        attacked, honest,
+        "the demo builder's `run:` is where the test goes"
+    );
+    attacked
+}
+
+/// Whether a process whose command line holds `needle` is alive; kills it if so.
+fn lingering(needle: &str) -> bool {
+    let mut found = false;
+    for entry in fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let cmdline = fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline)
+            .replace('\0', " ")
+            .contains(needle)
+        {
+            found = true;
+            // SAFETY: sends SIGKILL to a process this test's run left behind.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+    found
+}
+
+/// The run of [`reaching_script`] under `placement`: its output, whether the head's
+/// test reached the listener, and whether the builder's process outlived it. Its own
+/// temp directory: on the host, the head's test sabotages every base checkout it sees.
+fn reaching_run(
+    placement: &str,
+    seconds: &str,
+) -> (Project, Vec<tempfile::TempDir>, String, bool, bool) {
+    let target = tempfile::tempdir().unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    let p = Project::demo(target.path());
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let env = [
+        ("REACH_PORT", port),
+        ("TMPDIR", temp.path().display().to_string()),
+    ];
+    let out = run_placed(&p, &reaching_script(seconds), placement, None, &env);
+    let t = format!("{}\n{}", text(&out.stdout), text(&out.stderr));
+    // A connection that completed waits in the backlog even after its client closed.
+    let reached = listener.accept().is_ok();
+    let left_behind = lingering(&format!("sleep {seconds}"));
+    (p, vec![target, temp], t, reached, left_behind)
+}
+
+#[test]
+fn in_the_sandbox_the_head_cannot_reach_the_network_the_base_checkout_or_outlive_its_node() {
+    let (p, _target, t, reached, left_behind) = reaching_run("sandbox", "1234.1");
+    assert!(!t.contains("cannot be used here"), "{t}");
+    assert!(
+        !reached,
+        "the head's test reached the host's loopback from the gate:\n{t}"
+    );
+    assert!(
+        !left_behind,
+        "the builder's `setsid sleep` outlived its node:\n{t}"
+    );
+    // The base was measured as committed: the honest change is kept.
+    let rows = p.results();
+    assert_eq!(rows.len(), 1, "{t}");
+    assert_eq!(rows[0]["verdict"], "keep", "{t}");
+    let record =
+        fs::read_to_string(p.path().join(".factory/experiments/001/precheck.json")).unwrap();
+    let record: serde_json::Value = serde_json::from_str(&record).unwrap();
+    let placement = record["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "placement")
+        .unwrap_or_else(|| panic!("no placement check in {record}"));
+    assert!(
+        placement["details"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("sandbox:"),
+        "{placement}"
+    );
+}
+
+#[test]
+fn on_the_host_the_same_head_reaches_the_network_the_base_checkout_and_outlives_its_node() {
+    let (p, _target, t, reached, left_behind) = reaching_run("host", "1234.2");
+    assert!(
+        reached,
+        "on the host the head's test reaches the loopback:\n{t}"
+    );
+    assert!(
+        left_behind,
+        "on the host a `setsid` process outlives the builder:\n{t}"
+    );
+    // The sabotaged base cannot be built: the gate errs, and nothing is kept.
+    assert!(
+        p.results().iter().all(|r| r["verdict"] != "keep"),
+        "{:?}\n{t}",
+        p.results()
+    );
 }

@@ -262,11 +262,17 @@ fn env_for(
     layers: Layers,
     view: &View,
 ) -> NodeEnv {
+    let config = crate::project::config::load(project).ok();
     let goal = settings
         .goal
         .clone()
-        .or_else(|| crate::project::config::load(project).ok().map(|c| c.goal))
+        .or_else(|| config.as_ref().map(|c| c.goal.clone()))
         .unwrap_or_default();
+    // `--placement`, else factory.md's `## Placement`, else the host.
+    let placement = settings
+        .placement
+        .or_else(|| config.as_ref().and_then(|c| c.placement))
+        .unwrap_or(crate::placement::Placement::Host);
     NodeEnv {
         layers,
         project: project.to_path_buf(),
@@ -291,9 +297,7 @@ fn env_for(
             .and_then(|p| p.parent().map(Path::to_path_buf)),
         view: view.clone(),
         branch: None,
-        placement: settings
-            .placement
-            .unwrap_or(crate::placement::Placement::Host),
+        placement,
         sandbox: None,
     }
 }
@@ -301,15 +305,29 @@ fn env_for(
 /// Probes the sandbox when the run or one of its nodes asks for it. A failed probe is
 /// said loudly, journaled, and the run goes on on the host.
 fn prepare_sandbox(env: &mut NodeEnv, ir: &Ir, paths: &FactoryPaths) {
-    use crate::placement::{Placement, Sandbox};
+    use crate::placement::Placement;
     let wanted = env.placement == Placement::Sandbox
         || ir
             .nodes
             .iter()
             .any(|n| n.attrs.placement == Some(Placement::Sandbox));
-    if !wanted {
-        return;
+    if wanted {
+        probe_sandbox(env, paths);
     }
+    // The gate (`factory precheck`) follows the run: sandboxed when its agents are.
+    let gate = if env.placement == Placement::Sandbox && env.sandbox.is_some() {
+        Placement::Sandbox
+    } else {
+        Placement::Host
+    };
+    env.runner_env.push((
+        crate::project::child::PLACEMENT.to_string(),
+        gate.to_string(),
+    ));
+}
+
+fn probe_sandbox(env: &mut NodeEnv, paths: &FactoryPaths) {
+    use crate::placement::{Placement, Sandbox};
     match Sandbox::prepare() {
         Ok(s) => env.sandbox = Some(Arc::new(s)),
         Err(why) => {

@@ -57,6 +57,29 @@ pub const HOME_SECRETS: &[&str] = &[
     ".cargo/credentials.toml",
 ];
 
+/// Build tools' caches, relative to the home directory (or to `$CARGO_HOME`, `$GOCACHE`
+/// and `$GOMODCACHE` where those are set): writable for the gate's commands when they
+/// exist. Read-only, a build in a scratch checkout fails on a lock file or starts cold.
+/// Both sides share them; their tools address entries by content.
+const TOOL_CACHES: &[&str] = &[
+    ".cache/go-build",
+    "go/pkg/mod",
+    ".npm",
+    ".cache/pip",
+    ".cache/uv",
+    ".cache/yarn",
+    ".m2/repository",
+    ".gradle/caches",
+];
+/// Cargo's, relative to `$CARGO_HOME` (`~/.cargo`).
+const CARGO_CACHES: &[&str] = &[
+    "registry",
+    "git",
+    ".package-cache",
+    ".package-cache-mutate",
+    ".global-cache",
+];
+
 /// What an agent node may touch, from its request.
 #[derive(Debug, Clone)]
 pub struct AgentScope<'a> {
@@ -92,6 +115,46 @@ impl Sandbox {
         }
         writable.extend(output_dirs(outputs));
         self.policy(project, writable, Network::None)
+    }
+
+    /// The policy of a gate's command (eval, test, guard, set-up) in one side's scratch
+    /// checkout `own`: only that checkout and the tools' caches writable; the `others`
+    /// sides' checkouts and the project's store hidden; the project not bound (the
+    /// command needs nothing of it); the network only for a set-up step.
+    pub fn gate_policy(
+        &self,
+        own: Option<&Path>,
+        others: &[PathBuf],
+        project: &Path,
+        network: Network,
+    ) -> Policy {
+        let mut writable: Vec<PathBuf> = own.map(Path::to_path_buf).into_iter().collect();
+        writable.extend(self.tool_caches());
+        let mut policy = self.policy(project, writable, network);
+        policy.readable.clear();
+        let mut hidden: Vec<PathBuf> = others.to_vec();
+        hidden.push(
+            crate::project::layout::FactoryPaths::new(project)
+                .dir()
+                .to_path_buf(),
+        );
+        policy
+            .hidden
+            .extend(hidden.into_iter().filter(|p| p.exists()));
+        policy
+    }
+
+    fn tool_caches(&self) -> Vec<PathBuf> {
+        let var = |name: &str| std::env::var_os(name).map(PathBuf::from);
+        let Some(home) = &self.home else {
+            return Vec::new();
+        };
+        let cargo = var("CARGO_HOME").unwrap_or_else(|| home.join(".cargo"));
+        let mut caches: Vec<PathBuf> = TOOL_CACHES.iter().map(|c| home.join(c)).collect();
+        caches.extend(CARGO_CACHES.iter().map(|c| cargo.join(c)));
+        caches.extend(var("GOCACHE"));
+        caches.extend(var("GOMODCACHE"));
+        caches
     }
 
     fn policy(&self, project: &Path, writable: Vec<PathBuf>, network: Network) -> Policy {

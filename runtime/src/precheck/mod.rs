@@ -166,6 +166,10 @@ pub struct PrecheckOptions {
     /// Overrides the configured `target_branch` (the branch the experiment really
     /// started from, when the configured one did not exist).
     pub target_branch: Option<String>,
+    /// Where the gate's commands run (docs/sandbox.md); `None`: factory.md's
+    /// `## Placement` at the base, else the host. In the sandbox each side's commands
+    /// are confined to its own scratch checkout, without network.
+    pub placement: Option<crate::placement::Placement>,
 }
 
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
@@ -437,6 +441,9 @@ pub fn run_experiment_precheck(
         sides.subdir,
         "head",
     )?;
+    // From here on, every command of a side runs confined to that side's checkout.
+    let (_placed, placement) = gate_placement(opts, config, sides.project, &base, &head);
+    checks.push(placement);
     let timeout = Duration::from_secs(config.test_timeout.max(1));
     let mut settings = EvalSettings::from_config(config).with_profile_of(sides.project);
     settings.progress = opts.progress.clone();
@@ -607,6 +614,55 @@ pub fn run_experiment_precheck(
     report.class = report.passed.then_some(class).flatten();
     report.gate = gate;
     Ok(report)
+}
+
+/// The gate's sandbox scope when its placement is `sandbox` (the options', else
+/// factory.md's), and the `placement` check that records where its commands ran. A
+/// sandbox that cannot be used here is said loudly and the gate runs on the host.
+fn gate_placement(
+    opts: &PrecheckOptions,
+    config: &FactoryConfig,
+    project: &Path,
+    base: &sides::Scratch,
+    head: &sides::Scratch,
+) -> (Option<crate::sys::placer::Placed>, CheckOutcome) {
+    use crate::placement::{Placement, Sandbox, gate::GateSandbox};
+    let wanted = opts
+        .placement
+        .or(config.placement)
+        .unwrap_or(Placement::Host);
+    if wanted == Placement::Host {
+        let check = CheckOutcome::pass(
+            "placement",
+            "host: the gate's commands ran with your rights (`--placement sandbox` or factory.md `## Placement` confines each side to its own checkout)",
+        );
+        return (None, check);
+    }
+    match Sandbox::prepare() {
+        Ok(sandbox) => {
+            let gate = GateSandbox::new(
+                sandbox,
+                project,
+                vec![base.root().to_path_buf(), head.root().to_path_buf()],
+            );
+            let check = CheckOutcome::pass(
+                "placement",
+                "sandbox: each side's eval, test, guard and set-up commands ran under bubblewrap, writable only in their own scratch checkout and the build tools' caches, with no network but a set-up's; the other side, the store and $FACTORY_HOME out of reach",
+            );
+            (Some(gate.enter()), check)
+        }
+        Err(why) => {
+            let why = crate::sys::redact::redact(&why.to_string()).into_owned();
+            eprintln!(
+                "warning: the sandbox cannot be used here, so the gate's commands run on the host with your full rights: {why}"
+            );
+            let check = CheckOutcome::pass(
+                "placement",
+                format!("host: the sandbox was asked for and cannot be used here ({why})"),
+            );
+            (None, check)
+        }
+    }
 }
 
 /// factory.md's bytes as committed at `commit`, if it is there.

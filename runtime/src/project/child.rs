@@ -23,6 +23,9 @@ pub const WORKTREE: &str = "FACTORY_WORKTREE";
 pub const BRANCH: &str = "FACTORY_BRANCH";
 /// A parallel branch's own key for its experiment (it wins over run/node/visit).
 pub const RUN_KEY: &str = "FACTORY_RUN_KEY";
+/// Where the run's gate commands run (`host` or `sandbox`): the run's placement after
+/// its probe, which `factory precheck` follows over factory.md's `## Placement`.
+pub const PLACEMENT: &str = "FACTORY_RUN_PLACEMENT";
 /// Where a node's command may publish values for later nodes: a JSON object of
 /// strings (`factory begin` writes the experiment's `exp_id`, `branch`, `worktree`).
 pub const VARS_FILE: &str = "FACTORY_VARS_FILE";

@@ -6,6 +6,7 @@ pub mod clock;
 pub mod death_watch;
 pub mod files;
 pub mod pattern;
+pub mod placer;
 pub mod process;
 pub mod progress;
 pub mod redact;

@@ -199,6 +199,7 @@ pub fn run_command(
             cmd.env_remove(var);
         }
     }
+    let mut cmd = super::placer::place(cmd, dir);
     cmd.current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

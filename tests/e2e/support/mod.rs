@@ -109,6 +109,7 @@ impl Project {
             .env("CARGO_TARGET_DIR", &self.target)
             .env_remove("FACTORY_RUN_ID")
             .env_remove("FACTORY_RUNNER")
+            .env_remove("FACTORY_RUN_PLACEMENT")
             .args(args);
         c
     }

@@ -512,12 +512,12 @@ pub fn run(
     dir: &Path,
     invocation: &Invocation,
     timeout: Duration,
-    scratch: &Path,
 ) -> Result<(Output, TestRun), String> {
-    // A directory per run: the report of one run is never read as another's.
+    // A directory per run: the report of one run is never read as another's. Inside
+    // the checkout, so that a test run confined to it (the gate's sandbox) can write it.
     let work = tempfile::Builder::new()
-        .prefix("js-report-")
-        .tempdir_in(scratch)
+        .prefix(".factory-js-report-")
+        .tempdir_in(dir)
         .map_err(|e| format!("scratch directory for the test report: {e}"))?;
     let report = work.path().join("report.json");
     let reporter = work.path().join("factory-mocha-reporter.cjs");

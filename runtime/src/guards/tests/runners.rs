@@ -256,7 +256,7 @@ pub fn run(runner: Runner, dir: &Path, tools: &Tools, scratch: &Path) -> Result<
     let _env = crate::worktrees::setup::enter(dir);
     let shell = |script: &str| run_shell(script, dir, tools.timeout).map_err(|e| e.to_string());
     let (out, mut parsed): (Output, TestRun) = match runner {
-        Runner::Node(fw) => super::js::run(dir, &js_invocation(dir, fw), tools.timeout, scratch)?,
+        Runner::Node(fw) => super::js::run(dir, &js_invocation(dir, fw), tools.timeout)?,
         Runner::Pytest => {
             let py = tools.python_str(dir)?;
             let out = shell(&format!(

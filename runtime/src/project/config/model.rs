@@ -117,6 +117,10 @@ pub struct FactoryConfig {
     /// environment, above `~/.factory/config.toml` (docs/configuration.md).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub runner: String,
+    /// Where the project's runs place their agents and the gate's commands
+    /// (`## Placement`: `host` or `sandbox`); below `--placement` (docs/sandbox.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<factory_compiler::ir::Placement>,
     /// `role: model` lines (`## Models`); `default: model` applies to every role.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub models: Vec<String>,

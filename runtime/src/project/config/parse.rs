@@ -128,6 +128,7 @@ pub const SECTION_MAP: &[(&str, &[&str])] = &[
     ),
     ("runner", &["runner", "agent_runner"]),
     ("models", &["models", "agent_models"]),
+    ("placement", &["placement", "sandbox"]),
 ];
 
 /// Fields without a default: `factory.md` must have a heading for each.
@@ -142,7 +143,9 @@ pub const REQUIRED: [&str; 6] = [
 
 fn kind_of(field: &str) -> Kind {
     match field {
-        "goal" | "eval_command" | "target_branch" | "smoke_test" | "runner" => Kind::Text,
+        "goal" | "eval_command" | "target_branch" | "smoke_test" | "runner" | "placement" => {
+            Kind::Text
+        }
         "eval_threshold" => Kind::Threshold,
         "clean_pr" => Kind::Bool,
         "test_timeout" => Kind::TestTimeout,
@@ -537,6 +540,13 @@ fn check_field(field: &str, value: &Value) -> Result<(), String> {
         "adversarial" => check::<AdversarialConfig>(value),
         "parallel" => check::<ParallelConfig>(value),
         "models" => check_models(value),
+        "placement" => match value.as_str().map(str::trim) {
+            Some(p) if factory_compiler::ir::Placement::parse(p).is_some() => Ok(()),
+            other => Err(format!(
+                "`{}` is not a placement: write `host` or `sandbox` (docs/sandbox.md)",
+                other.unwrap_or_default()
+            )),
+        },
         _ => Ok(()),
     }
 }

@@ -602,3 +602,23 @@ fn a_project_dimension_may_say_whether_it_is_deterministic() {
         "json varies, exit codes do not, unless said"
     );
 }
+
+#[test]
+fn placement_is_host_or_sandbox_and_anything_else_an_error_at_its_line() {
+    assert_eq!(parse(MINIMAL).unwrap().placement, None);
+    let c = parse(&format!("{MINIMAL}## Placement\nsandbox\n")).unwrap();
+    assert_eq!(c.placement, Some(factory_compiler::ir::Placement::Sandbox));
+    let text = format!("{MINIMAL}## Placement\ncontainer\n");
+    let err = parse(&text).unwrap_err();
+    let ConfigError::FactoryMd { line, problem, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(
+        *line,
+        text.lines().position(|l| l == "container").map(|i| i + 1)
+    );
+    assert!(
+        problem.contains("Placement") && problem.contains("container"),
+        "{problem}"
+    );
+}

@@ -120,6 +120,8 @@ pub fn run_setup(
         };
         let out = {
             let _env = enter(c.code);
+            // An install: where the gate's commands are confined, it may use the network.
+            let _installing = crate::sys::placer::Installing::enter();
             run_shell(command, c.code, timeout).map_err(|e| fail(e.to_string()))?
         };
         if out.timed_out {
