@@ -57,8 +57,36 @@ pub fn diagnose(project: &Path, settings: &crate::exec::checkpoint::RunSettings)
         eval_command(project),
         pristine_checkout(project),
         runner(project, settings),
+        sandbox(project, settings),
         event_log(project),
     ]
+}
+
+/// The sandbox's probe, as a run that asks for it makes it ([`Sandbox::prepare`]): a
+/// problem only when the run's placement is `sandbox`.
+///
+/// [`Sandbox::prepare`]: crate::placement::Sandbox::prepare
+fn sandbox(project: &Path, settings: &crate::exec::checkpoint::RunSettings) -> Finding {
+    use crate::placement::{Placement, Sandbox};
+    let placement = crate::placement::for_run(settings.placement, project);
+    match (Sandbox::prepare(), placement) {
+        (Ok(s), _) => Finding::ok(
+            "sandbox",
+            format!(
+                "placement {placement}; bubblewrap ({}) confines here: its canary ran and could not write outside",
+                s.bwrap.display()
+            ),
+        ),
+        (Err(why), Placement::Host) => Finding::ok(
+            "sandbox",
+            format!("placement host; the sandbox could not be used here: {why}"),
+        ),
+        (Err(why), Placement::Sandbox) => Finding::problem(
+            "sandbox",
+            format!("placement sandbox, but the sandbox cannot be used here: {why}"),
+            "install bubblewrap (`apt-get install bubblewrap`) where user namespaces are allowed (not inside a default Docker container); until then runs fall back to the host with a warning and a placement.fallback event",
+        ),
+    }
 }
 
 /// `.factory/config.json` as a run reads it ([`config::load`]).

@@ -37,6 +37,10 @@ pub struct Args {
     /// The runner flags `factory run` will get, checked as it will check them.
     #[command(flatten)]
     runner: super::RunnerArgs,
+    /// The placement `factory run` will get (`host` or `sandbox`): with `sandbox`, a
+    /// sandbox that cannot be used here is a problem. Default: factory.md's, else host.
+    #[arg(long, value_name = "PLACE", value_parser = super::run::parse_placement)]
+    placement: Option<factory_compiler::ir::Placement>,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -62,6 +66,7 @@ pub fn run(args: Args) -> ExitCode {
         runner: args.runner.runner,
         agent_cmd: args.runner.agent_cmd,
         script: args.runner.script,
+        placement: args.placement,
         ..Default::default()
     };
     let findings = doctor::diagnose(&args.path, &settings);

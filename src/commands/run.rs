@@ -113,6 +113,7 @@ pub fn run(args: Args) -> ExitCode {
             &project,
             runner.as_deref(),
             exec::knob_values(&compiled.ir),
+            factory_runtime::placement::for_run(settings.placement, &project),
         );
         print!("{}", redact(&plan));
         return ExitCode::from(OK);

@@ -7,7 +7,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::support::{Project, WORKFLOW, script, text};
+use crate::support::{DEMO, Project, WORKFLOW, script, text};
 
 /// Writes the builder tries before its honest work, each allowed to fail. Its cwd is
 /// its worktree, `.factory/worktrees/exp-001`: the store is `../..`, the checkout `../../..`.
@@ -115,10 +115,9 @@ fn a_sandboxed_builder_cannot_touch_the_store_the_checkout_or_git_and_its_work_i
     );
 }
 
-#[test]
-fn a_bubblewrap_that_cannot_run_falls_back_to_the_host_loudly_and_in_the_log() {
-    let target = tempfile::tempdir().unwrap();
-    let p = Project::demo(target.path());
+/// A directory holding a `bwrap` that fails as bubblewrap does inside a default Docker
+/// container.
+fn broken_bwrap() -> tempfile::TempDir {
     let bin = tempfile::tempdir().unwrap();
     let fake = bin.path().join("bwrap");
     fs::write(
@@ -129,6 +128,14 @@ fn a_bubblewrap_that_cannot_run_falls_back_to_the_host_loudly_and_in_the_log() {
     let mut perms = fs::metadata(&fake).unwrap().permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
     fs::set_permissions(&fake, perms).unwrap();
+    bin
+}
+
+#[test]
+fn a_bubblewrap_that_cannot_run_falls_back_to_the_host_loudly_and_in_the_log() {
+    let target = tempfile::tempdir().unwrap();
+    let p = Project::demo(target.path());
+    let bin = broken_bwrap();
 
     let out = run_sandboxed(&p, &script(&[]), Some(bin.path()));
     let err = text(&out.stderr);
@@ -285,4 +292,101 @@ fn on_the_host_the_same_head_reaches_the_network_the_base_checkout_and_outlives_
         "{:?}\n{t}",
         p.results()
     );
+}
+
+#[test]
+fn doctor_probes_the_sandbox_and_a_broken_one_is_a_problem_only_for_a_sandboxed_run() {
+    let target = tempfile::tempdir().unwrap();
+    let p = Project::demo(target.path());
+    let sandbox_finding = |placement: &str, path_prefix: Option<&Path>| {
+        let mut c = p.command(&["doctor", ".", "--json", "--placement", placement]);
+        if let Some(dir) = path_prefix {
+            let path = std::env::var("PATH").unwrap_or_default();
+            c.env("PATH", format!("{}:{path}", dir.display()));
+        }
+        let out = c.output().unwrap();
+        let findings: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        findings
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["check"] == "sandbox")
+            .cloned()
+            .unwrap()
+    };
+    let works = sandbox_finding("sandbox", None);
+    assert_eq!(works["ok"], true, "{works}");
+    assert!(
+        works["found"].as_str().unwrap().contains("confines here"),
+        "{works}"
+    );
+    let bin = broken_bwrap();
+    let broken = sandbox_finding("sandbox", Some(bin.path()));
+    assert_eq!(broken["ok"], false, "{broken}");
+    assert!(
+        broken["found"]
+            .as_str()
+            .unwrap()
+            .contains("No permissions to creating new namespace"),
+        "{broken}"
+    );
+    assert!(
+        broken["fix"].as_str().unwrap().contains("bubblewrap"),
+        "{broken}"
+    );
+    let host = sandbox_finding("host", Some(bin.path()));
+    assert_eq!(
+        host["ok"], true,
+        "a host run does not need the sandbox: {host}"
+    );
+}
+
+#[test]
+fn the_dry_run_shows_each_nodes_placement_and_factory_md_sets_the_default() {
+    let target = tempfile::tempdir().unwrap();
+    let p = Project::demo(target.path());
+    let plan = |extra: &[&str]| {
+        let script = Path::new(DEMO).join("replay.yaml");
+        let mut args = vec![
+            "run",
+            WORKFLOW,
+            "--runner",
+            "replay",
+            "--script",
+            script.to_str().unwrap(),
+            "--dry-run",
+        ];
+        args.extend_from_slice(extra);
+        let out = p.factory(&args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let host = plan(&[]);
+    assert!(host.contains("\nplacement: host ("), "{host}");
+    assert!(!host.contains("placement: sandbox"), "{host}");
+
+    let md = p.path().join("factory.md");
+    let before = fs::read_to_string(&md).unwrap();
+    fs::write(&md, format!("{before}\n## Placement\nsandbox\n")).unwrap();
+    let sandboxed = plan(&[]);
+    assert!(sandboxed.contains("\nplacement: sandbox ("), "{sandboxed}");
+    let builder = sandboxed
+        .split("\n\n")
+        .find(|b| b.contains("experiment.trial.builder (agent)"))
+        .unwrap();
+    assert!(
+        builder.contains("placement: sandbox (bubblewrap) — writable: its experiment's worktree")
+            && builder.contains("network: agent"),
+        "{builder}"
+    );
+    let gate = sandboxed
+        .split("\n\n")
+        .find(|b| b.contains("factory precheck"))
+        .unwrap();
+    assert!(
+        gate.contains("the gate's commands: sandbox") && gate.contains("network: none"),
+        "{gate}"
+    );
+    // `--placement` wins over factory.md.
+    assert!(plan(&["--placement", "host"]).contains("\nplacement: host ("));
 }

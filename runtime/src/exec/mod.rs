@@ -262,17 +262,12 @@ fn env_for(
     layers: Layers,
     view: &View,
 ) -> NodeEnv {
-    let config = crate::project::config::load(project).ok();
     let goal = settings
         .goal
         .clone()
-        .or_else(|| config.as_ref().map(|c| c.goal.clone()))
+        .or_else(|| crate::project::config::load(project).ok().map(|c| c.goal))
         .unwrap_or_default();
-    // `--placement`, else factory.md's `## Placement`, else the host.
-    let placement = settings
-        .placement
-        .or_else(|| config.as_ref().and_then(|c| c.placement))
-        .unwrap_or(crate::placement::Placement::Host);
+    let placement = crate::placement::for_run(settings.placement, project);
     NodeEnv {
         layers,
         project: project.to_path_buf(),

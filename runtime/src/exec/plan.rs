@@ -17,6 +17,7 @@ pub fn render(
     project: &Path,
     runner: Option<&dyn Runner>,
     knobs: serde_json::Value,
+    placement: crate::placement::Placement,
 ) -> String {
     let mut cx = TemplateContext::default();
     cx.set("project_path", project.display().to_string());
@@ -41,6 +42,16 @@ pub fn render(
             "none (agent nodes would fail: pass --runner)".to_string(),
             |r| r.meta().name.to_string()
         )
+    );
+    let _ = writeln!(
+        out,
+        "placement: {placement}{}",
+        match placement {
+            crate::placement::Placement::Host =>
+                " (agents and the gate's commands run with your rights; --placement sandbox confines them: docs/sandbox.md)",
+            crate::placement::Placement::Sandbox =>
+                " (bubblewrap, once its probe passes; each node's policy below: docs/sandbox.md)",
+        }
     );
     // The order a reader follows (the exported skill's too): the main path first,
     // each branch together, never a step before the steps that lead to it.
@@ -105,6 +116,9 @@ pub fn render(
                     }
                 }
             }
+        }
+        if let Some(line) = crate::placement::describe(node, placement) {
+            let _ = writeln!(out, "     {line}");
         }
         if let Some(v) = conventions::verdict_file(node) {
             let _ = writeln!(out, "     verdict: {v}");

@@ -91,6 +91,54 @@ impl Confinement {
     }
 }
 
+/// The run's placement: `--placement`, else factory.md's `## Placement` (the source of
+/// truth, read as written), else the host.
+pub fn for_run(requested: Option<Placement>, project: &Path) -> Placement {
+    use crate::project::config;
+    requested
+        .or_else(|| {
+            config::read_factory_md(project)
+                .or_else(|_| config::load(project))
+                .ok()
+                .and_then(|c| c.placement)
+        })
+        .unwrap_or(Placement::Host)
+}
+
+/// What a node's placement lets it touch, in words, for `factory run --dry-run`: the
+/// rules of [`policy`] and [`gate`] as they apply to `node` in a run placed at `run`.
+/// `None` for a node that runs on the host with nothing to say.
+pub fn describe(node: &factory_compiler::ir::Node, run: Placement) -> Option<String> {
+    use factory_compiler::ir::NodeKind;
+    let gate = node
+        .attrs
+        .run
+        .as_deref()
+        .is_some_and(|r| r.contains("factory precheck"));
+    let writes: Vec<&str> = node.attrs.writes.iter().map(|w| w.path.as_str()).collect();
+    let writes = if writes.is_empty() {
+        String::new()
+    } else {
+        format!(", the directories of {}", writes.join(", "))
+    };
+    let out_of_reach = "the store, your checkout and .git config, $FACTORY_HOME and ~/.ssh-like secrets out of reach";
+    match for_node(node, run) {
+        Placement::Sandbox if matches!(node.kind, NodeKind::Agent | NodeKind::Llm | NodeKind::Gate) && node.attrs.run.is_none() => Some(format!(
+            "placement: sandbox (bubblewrap) — writable: its experiment's worktree when in one{writes}; {out_of_reach}; network: agent"
+        )),
+        Placement::Sandbox => Some(format!(
+            "placement: sandbox (bubblewrap) — writable: its experiment's worktree when in one{writes}; {out_of_reach}; network: none"
+        )),
+        Placement::Host if gate && run == Placement::Sandbox => Some(
+            "placement: host; the gate's commands: sandbox — each side writable only in its own scratch checkout, the other side and the store out of reach, network: none (a set-up step: agent)".to_string(),
+        ),
+        Placement::Host if node.attrs.placement == Some(Placement::Host) && run == Placement::Sandbox => {
+            Some("placement: host (the node's own `placement: host`)".to_string())
+        }
+        Placement::Host => None,
+    }
+}
+
 /// Which placement a node gets: its own `placement:` attribute, else the run's for
 /// agents and agent gates. A mode's own commands (`fn`, `study`, `fn` gates) are the
 /// mode's plumbing — `factory begin`, `precheck`, `finalize` — and run on the host
