@@ -24,7 +24,8 @@ superseded by it and one reverted.
 
 Examples:
   factory demo /tmp/factory-demo
-  factory demo --mode parallel-improve /tmp/factory-parallel-demo")]
+  factory demo --mode parallel-improve /tmp/factory-parallel-demo
+  factory demo --placement sandbox /tmp/factory-sandboxed-demo")]
 pub struct Args {
     /// Where to put the demo (new or empty).
     dir: Option<PathBuf>,
@@ -34,6 +35,9 @@ pub struct Args {
     /// Stream the events as JSON lines on stdout.
     #[arg(long)]
     json: bool,
+    /// Where the agents and the gate's commands run: `host` or `sandbox` (docs/sandbox.md).
+    #[arg(long, value_name = "PLACE", value_parser = super::run::parse_placement)]
+    placement: Option<factory_compiler::ir::Placement>,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -61,6 +65,7 @@ pub fn run(args: Args) -> ExitCode {
     let settings = RunSettings {
         runner: Some("replay".into()),
         script: Some(dir.join(script)),
+        placement: args.placement,
         ..Default::default()
     };
     let view = View::new(view_mode(args.json));

@@ -18,12 +18,23 @@ fn demo_mode(
     home: &std::path::Path,
     mode: &str,
 ) -> (String, Vec<String>) {
+    demo_placed(dir, target, home, mode, "host")
+}
+
+fn demo_placed(
+    dir: &std::path::Path,
+    target: &std::path::Path,
+    home: &std::path::Path,
+    mode: &str,
+    placement: &str,
+) -> (String, Vec<String>) {
     let out = Command::cargo_bin("factory")
         .unwrap()
         .env("CARGO_TARGET_DIR", target)
         .env("FACTORY_HOME", home)
         .env_remove("FACTORY_RUN_ID")
-        .args(["demo", "--mode", mode])
+        .env_remove("FACTORY_RUN_PLACEMENT")
+        .args(["demo", "--mode", mode, "--placement", placement])
         .arg(dir)
         .output()
         .unwrap();
@@ -148,4 +159,40 @@ fn the_parallel_demo_keeps_the_best_of_three_different_changes() {
             .is_ok(),
         "a superseded branch is left"
     );
+}
+
+/// Both demos keep under `--placement sandbox`, and every precheck's record says its
+/// commands ran in the sandbox (the parallel mode's in-process re-check on main's tip
+/// included).
+#[test]
+fn both_demos_keep_in_the_sandbox_and_their_gates_ran_there() {
+    for (mode, expected) in [
+        ("improve", vec!["keep"]),
+        ("parallel-improve", vec!["revert", "superseded", "keep"]),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let target = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let demo_dir = dir.path().join("demo");
+        let (text, verdicts) = demo_placed(&demo_dir, target.path(), home.path(), mode, "sandbox");
+        assert_eq!(verdicts, expected, "{mode}: {text}");
+        let experiments = fs::read_dir(demo_dir.join(".factory/experiments")).unwrap();
+        for exp in experiments.flatten() {
+            let record = fs::read_to_string(exp.path().join("precheck.json")).unwrap();
+            let record: serde_json::Value = serde_json::from_str(&record).unwrap();
+            let placement = record["checks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["name"] == "placement")
+                .and_then(|c| c["details"][0].as_str())
+                .unwrap_or_default()
+                .to_string();
+            assert!(
+                placement.starts_with("sandbox:"),
+                "{mode} {}: {placement}",
+                exp.path().display()
+            );
+        }
+    }
 }

@@ -310,11 +310,7 @@ fn prepare_sandbox(env: &mut NodeEnv, ir: &Ir, paths: &FactoryPaths) {
         probe_sandbox(env, paths);
     }
     // The gate (`factory precheck`) follows the run: sandboxed when its agents are.
-    let gate = if env.placement == Placement::Sandbox && env.sandbox.is_some() {
-        Placement::Sandbox
-    } else {
-        Placement::Host
-    };
+    let gate = env.gate_placement();
     env.runner_env.push((
         crate::project::child::PLACEMENT.to_string(),
         gate.to_string(),

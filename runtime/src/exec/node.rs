@@ -50,6 +50,19 @@ pub struct NodeEnv {
     pub sandbox: Option<Arc<crate::placement::Sandbox>>,
 }
 
+impl NodeEnv {
+    /// Where the gate's commands run: in the sandbox when the run is placed there and
+    /// its probe passed, else on the host.
+    pub fn gate_placement(&self) -> crate::placement::Placement {
+        use crate::placement::Placement;
+        if self.placement == Placement::Sandbox && self.sandbox.is_some() {
+            Placement::Sandbox
+        } else {
+            Placement::Host
+        }
+    }
+}
+
 /// What a parallel branch's nodes see besides the run's: the hypothesis it tests,
 /// its own `.factory/` files, and the experiment it was given.
 #[derive(Debug, Clone)]

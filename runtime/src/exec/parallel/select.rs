@@ -33,6 +33,8 @@ pub struct Job {
     results: Option<String>,
     writes: Vec<PathBuf>,
     view: View,
+    /// Where the re-check's commands run (the run's gate placement).
+    placement: crate::placement::Placement,
 }
 
 impl Job {
@@ -58,6 +60,7 @@ impl Job {
             results: cx.vars.get(RESULTS_VAR).cloned(),
             writes,
             view: cx.env.view.clone(),
+            placement: cx.env.gate_placement(),
         })
     }
 
@@ -214,7 +217,11 @@ impl Job {
                 Some(from.clone())
             }
         };
-        let checked = experiment::precheck(&self.project, id, Default::default());
+        let opts = crate::precheck::PrecheckOptions {
+            placement: Some(self.placement),
+            ..Default::default()
+        };
+        let checked = experiment::precheck(&self.project, id, opts);
         let failure = match &checked {
             Ok((_, rec)) if rec.passed => None,
             Ok((_, rec)) => Some(format!(
