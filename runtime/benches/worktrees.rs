@@ -1,6 +1,7 @@
-//! Making an experiment worktree on a 10,000-file repository: `worktrees::create`
-//! (git2) against `git worktree add` on the same repository. The aim: factory is no
-//! slower. Figures in docs/performance.md.
+//! Making an experiment's repository on a 10,000-file repository: `worktrees::create`
+//! (git2: a repository of its own borrowing the project's objects through alternates,
+//! checked out) against `git worktree add` on the same repository. The aim: factory is
+//! no slower. Figures in docs/performance.md.
 //!
 //! The repository is set up once in a temp dir: 10,000 files of about 600 bytes in 100
 //! directories, one commit on `main`. Each case times the creation alone (removal is

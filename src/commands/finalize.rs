@@ -127,7 +127,10 @@ pub fn run(args: Args) -> ExitCode {
             branch_kept: Some(branch),
             ..
         } if done.record.verdict == Verdict::Keep => {
-            eprintln!("branch {branch} is ready for you to review and merge")
+            match factory_runtime::experiment::kept::KeptBranch::of(&args.path, &done.record) {
+                Some(kept) => eprintln!("{}", kept.describe()),
+                None => eprintln!("branch {branch} is ready for you to review and merge"),
+            }
         }
         Cleanup::Done {
             branch_kept: Some(branch),

@@ -76,7 +76,10 @@ pub fn finish(project: &Path, ended: Result<RunEnd, miette::Report>, json: bool)
                     {
                         lines.push(format!("  {first}"));
                     }
-                    lines.push(format!("  branch factory/exp-{id:03} is ready to review and merge (factory never merges it)"));
+                    match factory_runtime::experiment::kept::KeptBranch::of(project, r) {
+                        Some(kept) => lines.push(format!("  {}", kept.describe())),
+                        None => lines.push(format!("  branch factory/exp-{id:03} is ready to review and merge (factory never merges it)")),
+                    }
                 }
                 if r.verdict == Verdict::Error
                     && let Some(branch) = factory_runtime::worktrees::set_aside_branch(project, id)

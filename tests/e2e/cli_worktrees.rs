@@ -33,10 +33,11 @@ impl Fixture {
             let o = project.factory(&["begin", "--hypothesis", h]);
             assert!(o.status.success(), "{}", text(&o.stderr));
         }
-        // 1: a commit of work.
+        // 1: a commit of work, brought home as the executor does when its agent ends.
         let wt1 = Repository::open(worktree(p, 1)).unwrap();
         fs::write(worktree(p, 1).join("src/lib.rs"), "// changed\n").unwrap();
         commit_all(&wt1, "work");
+        factory_runtime::worktrees::repo::import(p, 1).unwrap();
         // 2, 3, 5, 6: recorded by the store alone, so their worktrees stay.
         let store = ExperimentStore::with_registry(p, Some(project.home().to_path_buf()));
         for (id, verdict) in [
@@ -48,11 +49,20 @@ impl Fixture {
             store.finalize(id, Outcome::new(verdict)).unwrap();
         }
         fs::write(worktree(p, 5).join("notes.txt"), "unsaved\n").unwrap();
-        // 4: gone behind git's back.
-        fs::remove_dir_all(worktree(p, 4)).unwrap();
-        // 9: factory's naming, no experiment.
         let repo = Repository::open(p).unwrap();
         let head = repo.head().unwrap().peel_to_commit().unwrap();
+        // 4: an older factory's git worktree, gone behind git's back.
+        fs::remove_dir_all(worktree(p, 4)).unwrap();
+        let four = repo
+            .find_branch("factory/exp-004", BranchType::Local)
+            .unwrap()
+            .into_reference();
+        let mut opts = WorktreeAddOptions::new();
+        opts.reference(Some(&four));
+        repo.worktree("factory-exp-004", &worktree(p, 4), Some(&opts))
+            .unwrap();
+        fs::remove_dir_all(worktree(p, 4)).unwrap();
+        // 9: an older factory's naming, no experiment.
         let branch = repo.branch("factory/exp-009", &head, false).unwrap();
         let reference = branch.into_reference();
         let mut opts = WorktreeAddOptions::new();
@@ -267,7 +277,8 @@ fn clean_yes_removes_finished_and_orphaned_and_keeps_open_work_and_the_checkout(
     // Orphaned: the worktree goes, the branch stays; the leftover directory goes.
     assert!(!worktree(p, 9).exists() && f.has_branch(9));
     assert!(!worktree(p, 12).exists());
-    // git no longer knows the removed ones.
+    // git no longer knows the removed older-style worktree (9); experiment
+    // repositories were never registered in the user's repository.
     let repo = Repository::open(p).unwrap();
     let names: Vec<String> = repo
         .worktrees()
@@ -277,7 +288,7 @@ fn clean_yes_removes_finished_and_orphaned_and_keeps_open_work_and_the_checkout(
         .flatten()
         .map(str::to_owned)
         .collect();
-    assert!(names.contains(&"factory-exp-001".to_owned()), "{names:?}");
+    assert!(!names.contains(&"factory-exp-001".to_owned()), "{names:?}");
     assert!(names.contains(&"factory-exp-004".to_owned()), "{names:?}");
     assert!(names.contains(&"mine".to_owned()), "{names:?}");
     for gone in ["factory-exp-002", "factory-exp-003", "factory-exp-009"] {
@@ -444,6 +455,7 @@ fn begin_after_factory_was_removed_never_adopts_a_leftover_branch() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     fs::write(worktree(p, 1).join("src/lib.rs"), "// earlier\n").unwrap();
     let earlier = commit_all(&Repository::open(worktree(p, 1)).unwrap(), "earlier");
+    factory_runtime::worktrees::repo::import(p, 1).unwrap();
     // The user starts over: `.factory/` goes, the branch stays.
     fs::remove_dir_all(p.join(".factory")).unwrap();
 

@@ -365,3 +365,152 @@ fn a_failed_precheck_cannot_be_kept_and_revert_removes_branch_and_worktree() {
     );
     assert!(p.repo().worktrees().unwrap().is_empty());
 }
+
+/// Runs `git` in `dir` as an agent in its worktree would, failing the test if it fails.
+fn git_in(dir: &Path, args: &[&str]) -> String {
+    let o = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "agent")
+        .env("GIT_AUTHOR_EMAIL", "agent@example.invalid")
+        .env("GIT_COMMITTER_NAME", "agent")
+        .env("GIT_COMMITTER_EMAIL", "agent@example.invalid")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "git {args:?}: {}", text(&o.stderr));
+    text(&o.stdout).trim().to_owned()
+}
+
+/// On the host, with the agent's full rights and git's own commands: a filter driver
+/// and a hooks path in its repository's config, a hook, a replace ref for its commit
+/// and a `main` of its own all stay in the experiment's repository. The user's config,
+/// hooks, refs and `main` are as they were, and what is measured and kept is the
+/// commit the agent made, not its replacement.
+#[test]
+fn git_state_an_agent_changes_stays_in_its_experiment_repository() {
+    let p = project();
+    let o = p.factory(&["eval"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let repo = p.repo();
+    let config_before = fs::read_to_string(p.path().join(".git/config")).unwrap();
+    let main_before = repo.refname_to_id("refs/heads/main").unwrap();
+    let id = begin(&p, "raise the score");
+    let wt = p.worktree(id);
+
+    let honest = build(&p, id, "0.8");
+    let decoy = {
+        fs::write(wt.join("src/score.txt"), "0.99\n").unwrap();
+        git_in(&wt, &["commit", "-qam", "decoy"]);
+        let decoy = git_in(&wt, &["rev-parse", "HEAD"]);
+        git_in(&wt, &["reset", "-q", "--hard", &honest.to_string()]);
+        decoy
+    };
+    git_in(&wt, &["replace", &honest.to_string(), &decoy]);
+    git_in(&wt, &["branch", "-f", "main", &decoy]);
+    git_in(&wt, &["config", "filter.evil.smudge", "sed s/0.8/0.1/"]);
+    git_in(&wt, &["config", "core.hooksPath", "/tmp/elsewhere"]);
+    fs::write(wt.join(".git/info/attributes"), "* filter=evil\n").unwrap();
+    fs::write(wt.join(".git/hooks/post-merge"), "#!/bin/sh\necho owned\n").unwrap();
+
+    p.qa_done(id);
+    let record = precheck(&p, id);
+    assert_eq!(record["commit"], honest.to_string(), "{record}");
+    assert_eq!(
+        record["score_after"], 0.8,
+        "the honest commit, not the decoy"
+    );
+    let o = keep(&p, id);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let verdict: Value = serde_json::from_str(
+        &fs::read_to_string(p.path().join(".factory/experiments/001/verdict.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(verdict["commit"], honest.to_string(), "{verdict}");
+    assert!(
+        text(&o.stderr).contains(&format!(
+            "branch factory/exp-001 at {}",
+            &honest.to_string()[..10]
+        )),
+        "{}",
+        text(&o.stderr)
+    );
+
+    assert_eq!(
+        fs::read_to_string(p.path().join(".git/config")).unwrap(),
+        config_before
+    );
+    assert!(!p.path().join(".git/hooks/post-merge").exists());
+    assert!(!p.path().join(".git/info/attributes").exists());
+    assert!(
+        repo.references_glob("refs/replace/*")
+            .unwrap()
+            .next()
+            .is_none(),
+        "no replace ref in the user's repository"
+    );
+    assert_eq!(repo.refname_to_id("refs/heads/main").unwrap(), main_before);
+    assert_eq!(p.branch_tip(id), Some(honest));
+    // What the user's own git shows of the kept branch is the honest change.
+    assert_eq!(
+        git_in(p.path(), &["show", "factory/exp-001:src/score.txt"]),
+        "0.8"
+    );
+}
+
+/// A branch moved after its keep (by anything left running on the host) is named in
+/// what factory prints, and `factory pr` pushes the commit the keep measured, never
+/// the moved tip.
+#[test]
+fn a_kept_branch_moved_after_the_keep_is_reported_and_only_the_kept_commit_is_pushed() {
+    let p = project();
+    let o = p.factory(&["eval"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let id = begin(&p, "raise the score");
+    let kept = build(&p, id, "0.8");
+    p.qa_done(id);
+    precheck(&p, id);
+    let o = keep(&p, id);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+
+    // After the keep, something moves the branch to a commit nobody measured.
+    let repo = p.repo();
+    let parent = repo.find_commit(kept).unwrap();
+    let tree = parent.tree().unwrap();
+    let sig = git2::Signature::now("late", "late@example.invalid").unwrap();
+    let late = repo
+        .commit(None, &sig, &sig, "unmeasured", &tree, &[&parent])
+        .unwrap();
+    repo.reference("refs/heads/factory/exp-001", late, true, "t")
+        .unwrap();
+
+    let origin = tempfile::tempdir().unwrap();
+    Repository::init_bare(origin.path()).unwrap();
+    repo.remote("origin", origin.path().to_str().unwrap())
+        .unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    let gh = bin.path().join("gh");
+    fs::write(
+        &gh,
+        "#!/bin/sh\n[ \"$1\" = pr ] && echo https://example.invalid/pull/1\nexit 0\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&gh, fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let o = p.factory_with(&["pr", "--id", "1"], &[("PATH", &path)]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("moved to") && err.contains(&kept.to_string()),
+        "{err}"
+    );
+    let pushed = Repository::open(origin.path())
+        .unwrap()
+        .refname_to_id("refs/heads/factory/exp-001")
+        .unwrap();
+    assert_eq!(pushed, kept, "the measured commit, not {late}");
+}

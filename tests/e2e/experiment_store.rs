@@ -382,12 +382,14 @@ fn parallel_losers_name_their_winner_and_a_quarantined_branch_is_left_to_look_at
             .is_ok()
     };
     assert!(branch(2) && branch(3));
-    let worktrees = repo.worktrees().unwrap();
-    let worktrees: Vec<_> = worktrees.iter().collect();
+    let left: Vec<_> = fs::read_dir(proj.path().join(".factory/worktrees"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(
-        worktrees.len(),
-        1,
-        "only the unfinished experiment 1 keeps one: {worktrees:?}"
+        left,
+        ["exp-001"],
+        "only the unfinished experiment 1 keeps one"
     );
     let o = factory(home.path(), &["history", p]);
     assert!(

@@ -351,10 +351,10 @@ fn a_change_the_precheck_cannot_measure_is_never_kept() {
     let p = Project::demo(target.path());
     // The builder breaks the worktree itself: the eval and the guards cannot read it.
     let vandal = r#"    - run:
-        - rm -f .git
+        - rm -rf .git
       print: |
         ## Commits
-        - none: the change removed the worktree's link to the repository, so nothing
+        - none: the change removed the experiment's repository, so nothing
           can be measured; a gate that cannot measure must not let this through, and the
           report is long enough that only the precheck can stop it. It says so at
           length, as builders do, so that its own size check passes.

@@ -18,6 +18,8 @@ const ATTACKS: &[&str] = &[
     "git config --file ../../../.git/config core.hooksPath /tmp/hooks",
     "printf '#!/bin/sh\\necho owned\\n' > ../../../.git/hooks/post-merge",
     "echo '[notify]' >> \"$FACTORY_HOME/config.toml\"",
+    // A commit straight onto the user's main, then back to where the builder was.
+    "git commit -q --allow-empty -m forged && git -C ../../.. fetch -q --update-head-ok \"$PWD\" HEAD:refs/heads/main; git reset -q --soft HEAD~1",
 ];
 
 fn attacking_script() -> String {
@@ -78,6 +80,10 @@ fn a_sandboxed_builder_cannot_touch_the_store_the_checkout_or_git_and_its_work_i
     fs::write(&home_config, "# the user's\n").unwrap();
     let lib_before = fs::read_to_string(p.path().join("src/lib.rs")).unwrap();
     let git_config_before = fs::read_to_string(p.path().join(".git/config")).unwrap();
+    let main_before = git2::Repository::open(p.path())
+        .unwrap()
+        .refname_to_id("refs/heads/main")
+        .unwrap();
 
     let out = run_sandboxed(&p, &attacking_script(), None);
     let t = format!("{}\n{}", text(&out.stdout), text(&out.stderr));
@@ -101,6 +107,14 @@ fn a_sandboxed_builder_cannot_touch_the_store_the_checkout_or_git_and_its_work_i
     );
     assert!(!p.path().join(".git/hooks/post-merge").exists());
     assert_eq!(fs::read_to_string(&home_config).unwrap(), "# the user's\n");
+    assert_eq!(
+        git2::Repository::open(p.path())
+            .unwrap()
+            .refname_to_id("refs/heads/main")
+            .unwrap(),
+        main_before,
+        "no commit pushed onto the user's main"
+    );
     // The honest part went through: the kept branch has the builder's commit.
     let repo = git2::Repository::open(p.path()).unwrap();
     let tip = repo

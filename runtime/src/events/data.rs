@@ -95,6 +95,9 @@ pub enum EventData {
         exp_id: u32,
         verdict: String,
         delta: Option<f64>,
+        /// For a keep: the commit its precheck measured, which is what was kept.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        commit: Option<String>,
     },
     /// `factory history forget N`: the experiment no longer counts as an anti-pattern.
     #[serde(rename = "experiment.forgotten")]

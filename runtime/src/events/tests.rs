@@ -40,8 +40,9 @@ fn each_variant_has_its_json_and_reads_back_as_itself() {
                 exp_id: 3,
                 verdict: "keep".into(),
                 delta: Some(0.25),
+                commit: Some("abc".into()),
             },
-            r#"{"type":"experiment.finalize","timestamp":"2026-01-01T00:00:00Z","delta":0.25,"exp_id":3,"verdict":"keep"}"#,
+            r#"{"type":"experiment.finalize","timestamp":"2026-01-01T00:00:00Z","commit":"abc","delta":0.25,"exp_id":3,"verdict":"keep"}"#,
         ),
         (
             EventData::ExperimentForgotten { exp_id: 3 },

@@ -160,6 +160,7 @@ async fn invoke(
         }
         None => agents::invoke(&cx.env.project, &req, runner, None).await,
     };
+    import_commits(cx);
     let mut report = NodeReport::done();
     report.agent = Some(role.to_string());
     match outcome {
@@ -195,6 +196,26 @@ async fn invoke(
         }
     }
     Ok(report)
+}
+
+/// Brings the commits an agent made in its experiment's repository into the project's
+/// branch, so what the project shows is its work. A failure is left for the precheck,
+/// which imports again and fails closed.
+fn import_commits(cx: &NodeCx<'_>) {
+    if cx.roots.worktree.is_none() {
+        return;
+    }
+    let id = cx
+        .env
+        .branch
+        .as_ref()
+        .map(|b| b.exp_id)
+        .or_else(|| cx.vars.get("exp_id").and_then(|v| v.parse().ok()));
+    if let Some(id) = id
+        && let Err(e) = crate::worktrees::repo::import(&cx.env.project, id)
+    {
+        tracing::warn!(exp = id, error = %e, "could not import the experiment's commits");
+    }
 }
 
 /// The task's `## Where you are` for a node's agent ([`agents::whereabouts`]).

@@ -44,13 +44,27 @@ fn head_and_base(project: &Path, id: u32) -> Result<(Repository, Oid, Oid), Stri
         .ok()
         .flatten()
         .and_then(|p| Oid::from_str(&p.commit).ok());
-    let head = branch_tip.or(checked).ok_or_else(|| {
+    let record = ExperimentStore::open(project).record(id).ok().flatten();
+    let base = Oid::from_str(&ws.base_commit).map_err(|e| e.message().to_string())?;
+    // An open experiment's latest work is in its own repository (which reads the
+    // project's objects too), before any import.
+    if record.is_none()
+        && let Ok(exp) =
+            crate::worktrees::repo::open_experiment(&crate::worktrees::worktree_path(project, id))
+        && let Ok(head) = exp.head().and_then(|h| h.peel_to_commit()).map(|c| c.id())
+    {
+        return Ok((exp, head, base));
+    }
+    // A keep is the commit it measured, wherever its branch went since.
+    let kept = record
+        .and_then(|r| r.commit)
+        .and_then(|c| Oid::from_str(&c).ok());
+    let head = kept.or(branch_tip).or(checked).ok_or_else(|| {
         format!(
             "the branch {} is gone and no precheck names a commit",
             ws.branch
         )
     })?;
-    let base = Oid::from_str(&ws.base_commit).map_err(|e| e.message().to_string())?;
     Ok((repo, head, base))
 }
 

@@ -105,6 +105,7 @@ pub fn finalize(root: &Path, id: u32, mut outcome: Outcome) -> Result<Finalized,
         let passed = check_keep(root, id)?;
         outcome.score_before = passed.score_before;
         outcome.score_after = passed.score_after;
+        outcome.commit = Some(passed.commit.clone());
         // A neutral keep says so wherever the record is read: the eval could not score
         // it, the tests or the kind of change showed what it does.
         if passed.class == Some(crate::precheck::VerdictClass::Neutral) {
@@ -235,6 +236,10 @@ fn check_keep(root: &Path, id: u32) -> Result<PrecheckRecord, ExperimentError> {
                 worktrees::branch_name(id)
             ),
         ));
+    }
+    if worktrees::worktree_path(root, id).join(".git").exists() {
+        // What the experiment's own repository holds now is what its branch is.
+        worktrees::repo::import(root, id)?;
     }
     match worktrees::branch_tip(root, id)? {
         None => {

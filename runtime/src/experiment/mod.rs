@@ -12,6 +12,7 @@ mod begin;
 mod diffstat;
 pub mod evidence;
 mod finalize;
+pub mod kept;
 mod precheck;
 pub mod pull_request;
 

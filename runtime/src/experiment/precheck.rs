@@ -178,7 +178,9 @@ pub fn precheck(
 ) -> Result<(PrecheckReport, PrecheckRecord), ExperimentError> {
     let code = code_dir(project, id)?;
     let (_, ws) = workspace_of(project, id)?;
-    let commit = worktrees::head_commit(&code)?;
+    // The experiment's commits come home first: what is measured is in the project's
+    // repository, by id.
+    let commit = worktrees::repo::import(project, id)?.head.to_string();
     let repo = worktrees::open(project)?;
     let bad_oid = |hex: &str| {
         ExperimentError::Worktree(worktrees::WorktreeError::Git(format!(
@@ -240,7 +242,7 @@ pub fn precheck(
         Err(e) => return Err(e.into()),
     };
     // A commit made while the checks ran was not what they saw: fail closed.
-    let after = worktrees::head_commit(&code)?;
+    let after = worktrees::experiment_head(project, id)?;
     if after != commit {
         report.checks.push(CheckOutcome::fail(
             "worktree_unchanged",

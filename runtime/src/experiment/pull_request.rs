@@ -7,6 +7,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use super::kept::KeptBranch;
 use super::{ExperimentError, workspace_of};
 use crate::events::{self, Event, EventData};
 use crate::project::layout::FactoryPaths;
@@ -59,12 +60,20 @@ pub fn open(project: &Path, id: u32) -> Result<PullRequest, ExperimentError> {
             )));
         }
     }
-    let push = run("git", &["push", "--quiet", "origin", &ws.branch])
+    // Only the commit the keep measured is delivered, wherever the branch is now.
+    let kept = record.as_ref().and_then(|r| KeptBranch::of(project, r));
+    if let Some(kept) = kept.as_ref().filter(|k| k.moved()) {
+        eprintln!("{}", kept.describe());
+    }
+    let refspec = match &kept {
+        Some(k) => format!("{}:refs/heads/{}", k.commit, ws.branch),
+        None => ws.branch.clone(),
+    };
+    let push = run("git", &["push", "--quiet", "origin", &refspec])
         .map_err(|e| io_error(project, e.to_string()))?;
     if !push.success() {
         return Ok(skipped(format!(
-            "`git push origin {}` failed ({}): {}",
-            ws.branch,
+            "`git push origin {refspec}` failed ({}): {}",
             push.exit_text(),
             push.tail(3)
         )));
@@ -110,6 +119,9 @@ pub fn open(project: &Path, id: u32) -> Result<PullRequest, ExperimentError> {
     fields.insert("exp_id".into(), id.into());
     fields.insert("url".into(), url.clone().into());
     fields.insert("branch".into(), ws.branch.clone().into());
+    if let Some(k) = &kept {
+        fields.insert("commit".into(), k.commit.clone().into());
+    }
     events::append(
         &FactoryPaths::new(project),
         &Event::new(EventData::Other {

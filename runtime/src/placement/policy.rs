@@ -192,15 +192,19 @@ fn output_dirs(outputs: &[PathBuf]) -> Vec<PathBuf> {
     dirs
 }
 
-/// What a commit on the worktree's own `factory/` branch writes in the repository the
-/// worktree shares with the user's checkout: the worktree's git directory (its index
-/// and HEAD), the object store, and the `factory/` branches and their logs. The
-/// repository's config, hooks, `info/`, replace refs and every other branch stay
-/// read-only. None when the worktree is not on a `factory/` branch.
+/// What a commit in an older factory's git worktree (one that shares the user's
+/// repository) writes there: the worktree's git directory (its index and HEAD), the
+/// object store, and the `factory/` branches and their logs; the repository's config,
+/// hooks, `info/`, replace refs and every other branch stay read-only. None for an
+/// experiment repository (its git directory is inside the workspace, and the user's is
+/// only read, through its alternates) and for a worktree not on a `factory/` branch.
 fn commit_paths(worktree: &Path) -> Vec<PathBuf> {
     let Ok(repo) = git2::Repository::open(worktree) else {
         return Vec::new();
     };
+    if !repo.is_worktree() {
+        return Vec::new();
+    }
     let on_factory_branch = repo
         .head()
         .ok()

@@ -407,6 +407,9 @@ impl ExperimentStore {
                 revert_cause: (outcome.verdict == Verdict::Revert)
                     .then_some(outcome.revert_cause)
                     .flatten(),
+                commit: (outcome.verdict == Verdict::Keep)
+                    .then(|| outcome.commit.clone())
+                    .flatten(),
                 forgotten_at: None,
             };
             let verdict_file = dir.join("verdict.json");
@@ -427,6 +430,7 @@ impl ExperimentStore {
                 exp_id: id,
                 verdict: record.verdict.as_str().to_owned(),
                 delta: record.delta,
+                commit: record.commit.clone(),
             }))?;
             record
         };
@@ -463,6 +467,7 @@ impl ExperimentStore {
                 (Some(row), Ok(r)) if r.id == id => {
                     row.gate = r.gate;
                     row.revert_cause = r.revert_cause;
+                    row.commit = r.commit;
                 }
                 (Some(_), Ok(_)) => warnings.push(format!(
                     "{}: names another experiment; its gate configuration is unknown, so it blocks no hypothesis",

@@ -117,6 +117,10 @@ pub struct ExperimentRecord {
     /// configuration) or not. `None` for other verdicts and for older records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revert_cause: Option<RevertCause>,
+    /// For a keep: the commit its precheck measured — what was kept, what `factory pr`
+    /// delivers, and what the kept branch must still point at. Only in `verdict.json`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
     /// When `factory history forget` cleared it from anti-pattern matching (ISO-8601,
     /// UTC). Read from `experiments/NNN/forgotten.json`, never from `verdict.json`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -205,6 +209,8 @@ pub struct Outcome {
     /// For a revert: what its recorded precheck says caused it (ignored for other
     /// verdicts).
     pub revert_cause: Option<RevertCause>,
+    /// For a keep: the commit its precheck measured (set by finalize's keep rule).
+    pub commit: Option<String>,
 }
 
 #[cfg(test)]
@@ -227,6 +233,7 @@ impl ExperimentRecord {
             research_citations: Vec::new(),
             gate: None,
             revert_cause: None,
+            commit: None,
             forgotten_at: None,
         }
     }
@@ -249,6 +256,7 @@ impl Outcome {
             superseded_by: None,
             gate: None,
             revert_cause: None,
+            commit: None,
         }
     }
 

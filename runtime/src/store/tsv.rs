@@ -132,6 +132,7 @@ fn decode_row(line: &str) -> Option<ExperimentRecord> {
         // Not columns: `verdict.json` and `forgotten.json` carry them.
         gate: None,
         revert_cause: None,
+        commit: None,
         forgotten_at: None,
     })
 }
@@ -190,6 +191,7 @@ mod tests {
             research_citations: vec!["a\tb".into(), "c".into()],
             gate: None,
             revert_cause: None,
+            commit: None,
             forgotten_at: None,
         }
     }

@@ -3,13 +3,13 @@
 //! the tip in memory (git2's cherry-pick into an index: no checkout is touched); a
 //! conflict is reported with its files and changes nothing. When they apply, the
 //! experiment's branch is moved to the replayed commits and its own worktree checked
-//! out there, so the precheck measures exactly what a human would merge. Only
+//! out there (its own repository: [`super::repo`]), so the precheck measures exactly what a human would merge. Only
 //! factory's own branch and worktree move; the target branch and the user's checkout
 //! are never written.
 
 use std::path::Path;
 
-use git2::{BranchType, Commit, Oid, Repository, build::CheckoutBuilder};
+use git2::{BranchType, Commit, Oid, Repository};
 
 use super::{WorktreeError, branch_name, git, lock, open, worktree_path};
 use crate::project::layout::ensure_factory_dir;
@@ -55,6 +55,9 @@ pub fn onto_tip(
         return Ok(Applied::AlreadyOnTip {
             tip: tip.id().to_string(),
         });
+    }
+    if worktree_path(project, id).join(".git").exists() {
+        super::repo::import_locked(&repo, project, id)?;
     }
     let head = branch_head(&repo, id)?;
     let mut walk = repo.revwalk().map_err(git)?;
@@ -137,10 +140,7 @@ fn move_branch(repo: &Repository, project: &Path, id: u32, to: Oid) -> Result<()
         .map_err(git)?;
     let dir = worktree_path(project, id);
     if dir.join(".git").exists() {
-        let wt = Repository::open(&dir).map_err(git)?;
-        let mut co = CheckoutBuilder::new();
-        co.force();
-        wt.checkout_head(Some(&mut co)).map_err(git)?;
+        super::repo::move_to(&dir, id, to)?;
     }
     Ok(())
 }

@@ -35,7 +35,8 @@ pub struct Entry {
     /// none, with `verdict` when finished).
     #[serde(flatten)]
     pub experiment: Experiment,
-    /// git has it in `.git/worktrees/`.
+    /// git knows it: an experiment repository that opens, or a worktree an older
+    /// factory registered in `.git/worktrees/`.
     pub registered: bool,
     /// Its directory exists.
     pub exists: bool,
@@ -120,7 +121,8 @@ struct Place {
     registered: bool,
 }
 
-/// Registered `factory-exp-NNN` worktrees, then `exp-NNN` directories git does not know.
+/// Registered `factory-exp-NNN` worktrees (an older factory's), then `exp-NNN`
+/// directories: experiment repositories, or directories git does not know.
 fn find(repo: &Repository, project: &Path) -> Result<BTreeMap<u32, Place>, WorktreeError> {
     let mut found = BTreeMap::new();
     let names = repo.worktrees().map_err(git)?;
@@ -154,9 +156,10 @@ fn find(repo: &Repository, project: &Path) -> Result<BTreeMap<u32, Place>, Workt
             continue;
         };
         if item.path().is_dir() {
+            let registered = super::repo::open_experiment(&item.path()).is_ok();
             found.entry(id).or_insert(Place {
                 path: item.path(),
-                registered: false,
+                registered,
             });
         }
     }

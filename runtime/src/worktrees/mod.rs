@@ -1,11 +1,15 @@
 //! Experiment isolation (ARCHITECTURE.md, "Experiments and the user's repository"):
 //! each experiment gets a branch `factory/exp-NNN` from the target branch's tip and a
-//! git worktree for it at `.factory/worktrees/exp-NNN`. Everything goes through git2.
+//! repository of its own for it at `.factory/worktrees/exp-NNN` ([`repo`]: the
+//! project's objects borrowed, nothing else shared), whose commits factory imports
+//! into the project's `factory/exp-NNN`. Everything goes through git2.
 //!
-//! The user's checkout is never touched: creating a branch and adding a worktree
-//! change neither HEAD, the index nor the working tree of the main checkout, and
-//! nothing here stashes, resets or checks out there. Both operations are idempotent,
-//! so an interrupted run can simply call them again. [`scratch`] writes pristine
+//! The user's checkout is never touched: creating a branch and an experiment
+//! repository change neither HEAD, the index nor the working tree of the main
+//! checkout, and nothing here stashes, resets or checks out there. Both operations are
+//! idempotent, so an interrupted run can simply call them again. (A project begun by an
+//! older factory may still hold git worktrees named `factory-exp-NNN`: they are used,
+//! listed and removed like experiment repositories.) [`scratch`] writes pristine
 //! copies of commits outside the project; [`setup`] prepares such a copy for measuring
 //! (factory.md's `## Setup`, the provenance probe, the checkout's own environment).
 
@@ -13,6 +17,7 @@ pub mod clean;
 pub mod integrate;
 pub mod inventory;
 pub mod pristine;
+pub mod repo;
 pub mod scratch;
 pub mod setup;
 
@@ -20,7 +25,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use git2::{BranchType, ErrorCode, Oid, Repository, WorktreeAddOptions, WorktreePruneOptions};
+use git2::{BranchType, ErrorCode, Oid, Repository, WorktreePruneOptions};
 
 use crate::project::layout::{FactoryPaths, LayoutError, ensure_factory_dir};
 use crate::store::Verdict;
@@ -134,13 +139,12 @@ pub fn create(project: &Path, id: u32, target_branch: &str) -> Result<Workspace,
         repo.merge_base(tip, base.commit).unwrap_or(base.commit)
     };
     let path = worktree_path(project, id);
-    let registered = repo.find_worktree(&admin_name(id)).ok();
-    let usable = registered
-        .as_ref()
-        .is_some_and(|wt| wt.validate().is_ok() && path.join(".git").exists());
+    // An existing experiment repository (or an older factory's worktree) may hold the
+    // agent's uncommitted work: it is used as it is.
+    let usable = path.join(".git").exists() && repo::open_experiment(&path).is_ok();
     if !usable {
-        if let Some(stale) = registered {
-            // Registered but its directory is gone: forget it before adding it again.
+        if let Ok(stale) = repo.find_worktree(&admin_name(id)) {
+            // An older factory's worktree whose directory is gone: forget it.
             stale
                 .prune(Some(WorktreePruneOptions::new().valid(true).locked(true)))
                 .map_err(git)?;
@@ -149,11 +153,7 @@ pub fn create(project: &Path, id: u32, target_branch: &str) -> Result<Workspace,
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent).map_err(io_at(parent))?;
         }
-        let reference = branch.into_reference();
-        let mut opts = WorktreeAddOptions::new();
-        opts.reference(Some(&reference));
-        repo.worktree(&admin_name(id), &path, Some(&opts))
-            .map_err(git)?;
+        repo::init(&repo, &path, &name, tip)?;
     }
     Ok(Workspace {
         branch: name,
@@ -202,6 +202,10 @@ pub fn remove(project: &Path, id: u32, delete_branch: bool) -> Result<Removed, W
     let repo = open(project)?;
     let mut removed = Removed::default();
     let path = worktree_path(project, id);
+    if !delete_branch && path.join(".git").exists() {
+        // The branch stays: it must hold what the agent committed there.
+        repo::import_locked(&repo, project, id)?;
+    }
     if let Ok(wt) = repo.find_worktree(&admin_name(id)) {
         wt.prune(Some(
             WorktreePruneOptions::new()
@@ -261,6 +265,9 @@ pub fn set_aside_work(
     let paths = ensure_factory_dir(project)?;
     let _lock = lock(&paths)?;
     let repo = open(project)?;
+    if worktree_path(project, id).join(".git").exists() {
+        repo::import_locked(&repo, project, id)?;
+    }
     let mut branch = match repo.find_branch(&branch_name(id), BranchType::Local) {
         Ok(b) => b,
         Err(e) if e.code() == ErrorCode::NotFound => return Ok(None),
@@ -315,6 +322,13 @@ pub fn init_committed(dir: &Path, who: &str, message: &str) -> Result<(), git2::
 /// The commit checked out in the worktree at `dir`.
 pub fn head_commit(dir: &Path) -> Result<String, WorktreeError> {
     let repo = open(dir)?;
+    let head = repo.head().map_err(git)?;
+    Ok(head.peel_to_commit().map_err(git)?.id().to_string())
+}
+
+/// The commit experiment `id`'s own repository has checked out.
+pub fn experiment_head(project: &Path, id: u32) -> Result<String, WorktreeError> {
+    let repo = repo::open_experiment(&worktree_path(project, id))?;
     let head = repo.head().map_err(git)?;
     Ok(head.peel_to_commit().map_err(git)?.id().to_string())
 }
@@ -447,6 +461,23 @@ pub enum WorktreeError {
     BranchCheckedOut {
         /// The branch.
         branch: String,
+    },
+    /// An experiment's repository was configured to check out somewhere else.
+    #[error(
+        "the experiment repository at {path} has its working tree set to {}",
+        workdir.as_deref().unwrap_or("nothing (bare)")
+    )]
+    #[diagnostic(
+        code(factory::worktrees::reconfigured),
+        help(
+            "something in the experiment changed its git configuration (`core.worktree` or `core.bare`); factory does not write through it — finalize the experiment with --verdict error"
+        )
+    )]
+    Reconfigured {
+        /// The experiment repository.
+        path: PathBuf,
+        /// Where its configuration points.
+        workdir: Option<String>,
     },
     /// `.factory/` could not be prepared.
     #[error(transparent)]

@@ -91,6 +91,8 @@ fn a_removed_worktree_directory_is_recreated_on_the_existing_branch() {
     fs::write(ws.worktree.join("lib.txt"), "two\n").unwrap();
     let wt_repo = Repository::open(&ws.worktree).unwrap();
     let work = commit_all(&wt_repo, "work");
+    // The executor imports an agent's commits when its node ends.
+    assert_eq!(repo::import(dir, 2).unwrap().head, work);
     fs::remove_dir_all(&ws.worktree).unwrap();
 
     let back = create(dir, 2, &current_branch(&repo)).unwrap();
@@ -140,4 +142,102 @@ fn no_repository_and_no_commits_are_named() {
     Repository::init(tmp.path()).unwrap();
     let err = create(tmp.path(), 1, "main").unwrap_err();
     assert!(matches!(err, WorktreeError::NoCommits { .. }), "{err}");
+}
+
+/// The experiment's repository shares nothing with the user's but the objects it
+/// borrows: its config, hooks, branches and replace refs stay its own, and what comes
+/// home is the commit its HEAD names, never a replacement.
+#[test]
+fn an_experiment_repository_keeps_its_git_state_to_itself() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let repo = project_with_commit(dir);
+    let config_before = fs::read_to_string(dir.join(".git/config")).unwrap();
+    let ws = create(dir, 4, &current_branch(&repo)).unwrap();
+    assert!(ws.worktree.join(".git").is_dir(), "a repository of its own");
+    assert!(
+        repo.worktrees().unwrap().is_empty(),
+        "no worktree in the user's repository"
+    );
+
+    let exp = Repository::open(&ws.worktree).unwrap();
+    exp.config()
+        .unwrap()
+        .set_str("filter.evil.smudge", "sed s/one/two/")
+        .unwrap();
+    fs::create_dir_all(ws.worktree.join(".git/hooks")).unwrap();
+    fs::write(
+        ws.worktree.join(".git/hooks/post-merge"),
+        "#!/bin/sh
+",
+    )
+    .unwrap();
+    fs::write(ws.worktree.join("lib.txt"), "honest\n").unwrap();
+    let honest = commit_all(&exp, "honest");
+    // A replacement for the honest commit, and a branch of its own.
+    fs::write(ws.worktree.join("lib.txt"), "decoy\n").unwrap();
+    let decoy = commit_all(&exp, "decoy");
+    exp.reference(&format!("refs/replace/{honest}"), decoy, true, "t")
+        .unwrap();
+    exp.reference("refs/heads/main", decoy, true, "t").unwrap();
+    exp.reference("refs/heads/factory/exp-004", honest, true, "t")
+        .unwrap();
+    exp.set_head("refs/heads/factory/exp-004").unwrap();
+
+    let imported = repo::import(dir, 4).unwrap();
+    assert_eq!(imported.head, honest);
+    assert_eq!(branch_tip(dir, 4).unwrap(), Some(honest.to_string()));
+    let blob = repo
+        .find_commit(honest)
+        .unwrap()
+        .tree()
+        .unwrap()
+        .get_name("lib.txt")
+        .unwrap()
+        .to_object(&repo)
+        .unwrap();
+    assert_eq!(blob.as_blob().unwrap().content(), b"honest\n");
+    assert_eq!(
+        fs::read_to_string(dir.join(".git/config")).unwrap(),
+        config_before
+    );
+    assert!(!dir.join(".git/hooks/post-merge").exists());
+    assert!(
+        repo.find_reference(&format!("refs/replace/{honest}"))
+            .is_err()
+    );
+    let main = current_branch(&repo);
+    assert_ne!(
+        repo.refname_to_id(&format!("refs/heads/{main}")).unwrap(),
+        decoy,
+        "the user's branch is not the experiment's"
+    );
+}
+
+/// An agent that points its repository's working tree at the user's checkout gets an
+/// error, not a checkout written there.
+#[test]
+fn an_experiment_repository_aimed_at_the_users_checkout_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let repo = project_with_commit(dir);
+    let ws = create(dir, 5, &current_branch(&repo)).unwrap();
+    Repository::open(&ws.worktree)
+        .unwrap()
+        .config()
+        .unwrap()
+        .set_str("core.worktree", dir.to_str().unwrap())
+        .unwrap();
+    fs::write(dir.join("lib.txt"), "the user's edit\n").unwrap();
+    let tip = repo.head().unwrap().target().unwrap();
+    let err = integrate::reset_branch(dir, 5, &tip.to_string()).unwrap_err();
+    assert!(matches!(err, WorktreeError::Reconfigured { .. }), "{err}");
+    assert!(matches!(
+        repo::import(dir, 5),
+        Err(WorktreeError::Reconfigured { .. })
+    ));
+    assert_eq!(
+        fs::read_to_string(dir.join("lib.txt")).unwrap(),
+        "the user's edit\n"
+    );
 }

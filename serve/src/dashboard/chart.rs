@@ -139,6 +139,7 @@ mod tests {
             research_citations: vec![],
             gate: None,
             revert_cause: None,
+            commit: None,
             forgotten_at: None,
         }
     }

@@ -92,7 +92,10 @@ impl GateProject {
             fs::create_dir_all(to.parent().unwrap()).unwrap();
             fs::write(to, body).unwrap();
         }
-        commit_all(&Repository::open(&wt).unwrap(), "change")
+        let commit = commit_all(&Repository::open(&wt).unwrap(), "change");
+        // The executor brings an agent's commits home when its node ends.
+        factory_runtime::worktrees::repo::import(self.path(), id).unwrap();
+        commit
     }
 
     /// The three QA completions for experiment `id`, chained under the binary's key as
