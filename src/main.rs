@@ -83,6 +83,8 @@ enum Command {
     Study(commands::study::Args),
     /// Check a project's set-up (git, factory.md, ignores, eval profile, toolchain, runner).
     Doctor(commands::doctor::Args),
+    /// Run one factory command inside the sandbox (not a security boundary).
+    Contained(commands::contained::Args),
     /// Show or validate ~/.factory/config.toml (defaults and credential profiles).
     Config(commands::config::Args),
     /// Learned per-role playbooks: reflect on outcomes, curate, show what a role gets.
@@ -136,6 +138,7 @@ fn main() -> ExitCode {
         Command::Graph(args) => commands::graph::run(args),
         Command::Study(args) => commands::study::run(args),
         Command::Doctor(args) => commands::doctor::run(args),
+        Command::Contained(args) => commands::contained::run(args),
         Command::Config(args) => commands::config::run(args, cli.profile.as_deref()),
         Command::Ace(args) => commands::ace::run(args),
         Command::Dashboard(args) => commands::dashboard::run(args),

@@ -18,6 +18,7 @@ mod cli_refusals;
 mod cli_runners;
 mod cli_skills;
 mod cli_worktrees;
+mod contained;
 mod dashboard_graph;
 mod dashboard_live;
 mod demo;

@@ -9,6 +9,7 @@
 //! and `$FACTORY_HOME` hidden, and writable only what the node may change.
 
 pub mod bwrap;
+pub mod contained;
 pub mod gate;
 pub mod policy;
 pub mod probe;

@@ -144,7 +144,7 @@ impl Sandbox {
         policy
     }
 
-    fn tool_caches(&self) -> Vec<PathBuf> {
+    pub(super) fn tool_caches(&self) -> Vec<PathBuf> {
         let var = |name: &str| std::env::var_os(name).map(PathBuf::from);
         let Some(home) = &self.home else {
             return Vec::new();
