@@ -73,8 +73,9 @@ fn sandbox(project: &Path, settings: &crate::exec::checkpoint::RunSettings) -> F
         (Ok(s), _) => Finding::ok(
             "sandbox",
             format!(
-                "placement {placement}; bubblewrap ({}) confines here: its canary ran and could not write outside",
-                s.bwrap.display()
+                "placement {placement}; bubblewrap ({}) confines here: its canary ran and could not write outside; {}",
+                s.bwrap.display(),
+                s.pids_text()
             ),
         ),
         (Err(why), Placement::Host) => Finding::ok(

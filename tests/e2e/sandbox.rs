@@ -404,3 +404,78 @@ fn the_dry_run_shows_each_nodes_placement_and_factory_md_sets_the_default() {
     // `--placement` wins over factory.md.
     assert!(plan(&["--placement", "host"]).contains("\nplacement: host ("));
 }
+
+/// A builder that forks until it cannot (sleepers that would outlive it), bounded at
+/// 1000 so that a machine without the limit survives the test too.
+const FORK_BOMB: &str = r#"python3 -c "exec('import os, sys, time\nn = 0\ntry:\n  for _ in range(1000):\n    if os.fork() == 0:\n      time.sleep(3600.5)\n      os._exit(0)\n    n += 1\nexcept OSError as e:\n  print(\'fork bomb stopped after\', n, \'forks:\', e, file=sys.stderr)\n  sys.exit(1)\nprint(\'fork bomb ran all\', n, \'forks\')')""#;
+
+/// Whether this machine lets factory make a pids cgroup (what the sandbox's limit
+/// needs), decided independently of factory: cgroup v1's pids hierarchy, writable.
+fn pids_cgroup_here() -> bool {
+    let dir = Path::new("/sys/fs/cgroup/pids").join(format!("factory-test-{}", std::process::id()));
+    let made = fs::create_dir(&dir).is_ok();
+    let _ = fs::remove_dir(&dir);
+    made
+}
+
+/// A fork bomb in the builder fails at its fork under the run's pids limit, and the
+/// node's result says so: no keep, nothing left running. `~/.ssh` reads as empty and a
+/// symlink out of the worktree writes nothing. Where the machine has no pids
+/// controller to use, the run says that it has no limit.
+#[test]
+fn in_the_sandbox_a_fork_bomb_fails_at_its_fork_and_secrets_and_symlinks_lead_nowhere() {
+    let target = tempfile::tempdir().unwrap();
+    let p = Project::demo(target.path());
+    let home = tempfile::tempdir().unwrap();
+    fs::create_dir_all(home.path().join(".ssh")).unwrap();
+    fs::write(home.path().join(".ssh/id_rsa"), "PRIVATE KEY\n").unwrap();
+    let results_before = fs::read_to_string(p.path().join(".factory/results.tsv")).ok();
+    let steps = [
+        "cp \"$HOME/.ssh/id_rsa\" stolen-key.txt || true",
+        "ln -s ../../results.tsv via-link && echo forged >> via-link || true",
+        FORK_BOMB,
+    ];
+    let lines: String = steps
+        .iter()
+        .map(|a| format!("        - {}\n", yaml_quote(a)))
+        .collect();
+    let honest = script(&[]);
+    let attacked = honest.replacen(
+        "        - git add -A\n",
+        &format!("{lines}        - git add -A\n"),
+        1,
+    );
+    assert_ne!(attacked, honest);
+    let env = [
+        ("HOME", home.path().display().to_string()),
+        ("FACTORY_SANDBOX_PIDS_MAX", "64".to_string()),
+    ];
+    let out = run_placed(&p, &attacked, "sandbox", None, &env);
+    let t = format!("{}\n{}", text(&out.stdout), text(&out.stderr));
+    assert!(!t.contains("the sandbox cannot be used here"), "{t}");
+    let left = lingering("3600.5");
+
+    assert!(
+        p.results().iter().all(|r| r["verdict"] != "keep"),
+        "nothing is kept: {t}"
+    );
+    assert_eq!(
+        fs::read_to_string(p.path().join(".factory/results.tsv")).ok(),
+        results_before,
+        "nothing written through the symlink: {t}"
+    );
+    let stolen = p.path().join(".factory/worktrees/exp-001/stolen-key.txt");
+    assert!(!stolen.exists(), "~/.ssh was readable: {t}");
+    if pids_cgroup_here() {
+        let stopped = t
+            .lines()
+            .find_map(|l| l.split("fork bomb stopped after ").nth(1))
+            .unwrap_or_else(|| panic!("the bomb was not stopped: {t}"));
+        let forks: u32 = stopped.split_whitespace().next().unwrap().parse().unwrap();
+        assert!(forks < 64, "{forks} forks under a limit of 64: {t}");
+        assert!(t.contains("builder agent failed"), "{t}");
+    } else {
+        assert!(t.contains("the sandbox has no process limit here"), "{t}");
+    }
+    assert!(!left, "the bomb's sleepers outlived the node: {t}");
+}

@@ -320,7 +320,14 @@ fn prepare_sandbox(env: &mut NodeEnv, ir: &Ir, paths: &FactoryPaths) {
 fn probe_sandbox(env: &mut NodeEnv, paths: &FactoryPaths) {
     use crate::placement::{Placement, Sandbox};
     match Sandbox::prepare() {
-        Ok(s) => env.sandbox = Some(Arc::new(s)),
+        Ok(s) => {
+            if let Err(why) = &s.pids {
+                eprintln!(
+                    "note: the sandbox has no process limit here ({why}): a fork bomb in a node is bounded only by its timeout"
+                );
+            }
+            env.sandbox = Some(Arc::new(s));
+        }
         Err(why) => {
             let reason = why.to_string();
             eprintln!(

@@ -290,6 +290,7 @@ mod tests {
             bwrap: "/usr/bin/bwrap".into(),
             home: Some("/nonexistent-home".into()),
             factory_home: None,
+            pids: Err("none in a unit test".into()),
         }
     }
 

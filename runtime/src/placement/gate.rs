@@ -102,6 +102,7 @@ mod tests {
             bwrap: "bwrap".into(),
             home: None,
             factory_home: None,
+            pids: Err("none in a unit test".into()),
         };
         GateSandbox {
             temp: root.to_path_buf(),

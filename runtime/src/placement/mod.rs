@@ -11,10 +11,12 @@
 pub mod bwrap;
 pub mod contained;
 pub mod gate;
+pub mod pids;
 pub mod policy;
 pub mod probe;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub use factory_compiler::ir::Placement;
 pub use policy::{Network, Policy};
@@ -31,6 +33,9 @@ pub struct Sandbox {
     /// The user's home and `$FACTORY_HOME`, whose secrets a policy hides.
     pub home: Option<PathBuf>,
     pub factory_home: Option<PathBuf>,
+    /// The bound on the run's confined processes ([`pids`]): `Err` says why there is
+    /// none here.
+    pub pids: Result<Arc<pids::PidsLimit>, String>,
 }
 
 impl Sandbox {
@@ -43,6 +48,7 @@ impl Sandbox {
             bwrap,
             home: std::env::var_os("HOME").map(PathBuf::from),
             factory_home: crate::project::registry::user_home(),
+            pids: pids::PidsLimit::create().map(Arc::new),
         })
     }
 
@@ -51,6 +57,17 @@ impl Sandbox {
         Confinement {
             bwrap: self.bwrap.clone(),
             policy,
+            pids: self.pids.as_ref().ok().cloned(),
+        }
+    }
+
+    /// The process bound in words, for doctor and the records.
+    pub fn pids_text(&self) -> String {
+        match &self.pids {
+            Ok(limit) => format!("at most {} processes at once (a pids cgroup)", limit.max),
+            Err(why) => format!(
+                "no process limit ({why}): a fork bomb is bounded only by the node's timeout"
+            ),
         }
     }
 }
@@ -61,6 +78,8 @@ impl Sandbox {
 pub struct Confinement {
     pub bwrap: PathBuf,
     pub policy: Policy,
+    /// The run's process bound, which the command joins before it becomes bubblewrap.
+    pub pids: Option<Arc<pids::PidsLimit>>,
 }
 
 impl Confinement {
@@ -78,7 +97,11 @@ impl Confinement {
         argv.push("--".into());
         argv.push(program.into());
         argv.extend(args.iter().cloned());
-        (self.bwrap.display().to_string(), argv)
+        let bwrap = self.bwrap.display().to_string();
+        match &self.pids {
+            Some(limit) => limit.wrap(bwrap, argv),
+            None => (bwrap, argv),
+        }
     }
 
     /// The same confinement, with more writable paths (an agent CLI's own state).

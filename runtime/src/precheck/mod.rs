@@ -640,6 +640,7 @@ fn gate_placement(
     }
     match Sandbox::prepare() {
         Ok(sandbox) => {
+            let bound = sandbox.pids_text();
             let gate = GateSandbox::new(
                 sandbox,
                 project,
@@ -647,7 +648,9 @@ fn gate_placement(
             );
             let check = CheckOutcome::pass(
                 "placement",
-                "sandbox: each side's eval, test, guard and set-up commands ran under bubblewrap, writable only in their own scratch checkout and the build tools' caches, with no network but a set-up's; the other side, the store and $FACTORY_HOME out of reach",
+                format!(
+                    "sandbox: each side's eval, test, guard and set-up commands ran under bubblewrap, writable only in their own scratch checkout and the build tools' caches, with no network but a set-up's; the other side, the store and $FACTORY_HOME out of reach; {bound}"
+                ),
             );
             (Some(gate.enter()), check)
         }
