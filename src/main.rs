@@ -85,6 +85,9 @@ enum Command {
     Doctor(commands::doctor::Args),
     /// Run one factory command inside the sandbox (not a security boundary).
     Contained(commands::contained::Args),
+    /// The landlock launcher of a sandboxed command (composed by factory).
+    #[command(name = "__confine", hide = true)]
+    Confine(commands::confine::Args),
     /// Show or validate ~/.factory/config.toml (defaults and credential profiles).
     Config(commands::config::Args),
     /// Learned per-role playbooks: reflect on outcomes, curate, show what a role gets.
@@ -139,6 +142,7 @@ fn main() -> ExitCode {
         Command::Study(args) => commands::study::run(args),
         Command::Doctor(args) => commands::doctor::run(args),
         Command::Contained(args) => commands::contained::run(args),
+        Command::Confine(args) => commands::confine::run(args),
         Command::Config(args) => commands::config::run(args, cli.profile.as_deref()),
         Command::Ace(args) => commands::ace::run(args),
         Command::Dashboard(args) => commands::dashboard::run(args),

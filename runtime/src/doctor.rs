@@ -73,8 +73,8 @@ fn sandbox(project: &Path, settings: &crate::exec::checkpoint::RunSettings) -> F
         (Ok(s), _) => Finding::ok(
             "sandbox",
             format!(
-                "placement {placement}; bubblewrap ({}) confines here: its canary ran and could not write outside; {}",
-                s.bwrap.display(),
+                "placement {placement}; {} confines here: its canary ran and could not write outside; {}",
+                s.engine_text(),
                 s.pids_text()
             ),
         ),
@@ -85,7 +85,7 @@ fn sandbox(project: &Path, settings: &crate::exec::checkpoint::RunSettings) -> F
         (Err(why), Placement::Sandbox) => Finding::problem(
             "sandbox",
             format!("placement sandbox, but the sandbox cannot be used here: {why}"),
-            "install bubblewrap (`apt-get install bubblewrap`) where user namespaces are allowed (not inside a default Docker container); until then runs fall back to the host with a warning and a placement.fallback event",
+            "install bubblewrap (`apt-get install bubblewrap`) where user namespaces are allowed (not inside a default Docker container), or run on a kernel with landlock (Linux 5.13+) for the weaker landlock-only sandbox; until then runs fall back to the host with a warning and a placement.fallback event",
         ),
     }
 }

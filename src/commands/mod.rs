@@ -17,6 +17,7 @@ pub mod ace;
 pub mod agent;
 pub mod begin;
 pub mod config;
+pub mod confine;
 pub mod contained;
 pub mod dashboard;
 pub mod demo;

@@ -151,7 +151,9 @@ fn a_bubblewrap_that_cannot_run_falls_back_to_the_host_loudly_and_in_the_log() {
     let p = Project::demo(target.path());
     let bin = broken_bwrap();
 
-    let out = run_sandboxed(&p, &script(&[]), Some(bin.path()));
+    // Without the landlock fallback, nothing confines: the host.
+    let off = [("FACTORY_SANDBOX_LANDLOCK", "0".to_string())];
+    let out = run_placed(&p, &script(&[]), "sandbox", Some(bin.path()), &off);
     let err = text(&out.stderr);
     assert!(
         err.contains("warning: the sandbox cannot be used here")
@@ -164,8 +166,54 @@ fn a_bubblewrap_that_cannot_run_falls_back_to_the_host_loudly_and_in_the_log() {
         .filter(|e| e.data.kind() == "placement.fallback")
         .collect();
     assert_eq!(fallback.len(), 1, "{err}");
+    assert_eq!(fallback[0].fields()["used"], "host", "{err}");
     // On the host, the run goes on as before.
     assert_eq!(p.results()[0]["verdict"], "keep", "{err}");
+}
+
+/// Where bubblewrap cannot run, landlock alone confines: the builder's writes to the
+/// store, the checkout and git are denied as in bubblewrap's sandbox, its honest work
+/// is kept, and the run says loudly (and in the log) what it confines with.
+#[test]
+fn a_bubblewrap_that_cannot_run_falls_back_to_landlock_which_still_denies_the_store() {
+    let target = tempfile::tempdir().unwrap();
+    let p = Project::demo(target.path());
+    let lib_before = fs::read_to_string(p.path().join("src/lib.rs")).unwrap();
+    let git_config_before = fs::read_to_string(p.path().join(".git/config")).unwrap();
+    let bin = broken_bwrap();
+
+    let out = run_sandboxed(&p, &attacking_script(), Some(bin.path()));
+    let t = format!("{}\n{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        t.contains("confined by landlock alone")
+            && t.contains("No permissions to creating new namespace"),
+        "{t}"
+    );
+    let fallback: Vec<_> = p
+        .events()
+        .into_iter()
+        .filter(|e| e.data.kind() == "placement.fallback")
+        .collect();
+    assert_eq!(fallback.len(), 1, "{t}");
+    assert_eq!(fallback[0].fields()["used"], "landlock", "{t}");
+
+    let rows = p.results();
+    assert_eq!(rows.len(), 1, "no forged row in results.tsv: {rows:?}\n{t}");
+    assert_eq!(rows[0]["verdict"], "keep", "{t}");
+    let config = fs::read_to_string(p.path().join(".factory/config.json")).unwrap();
+    assert_ne!(config.trim(), "{}", "the store's config was rewritten");
+    assert_eq!(
+        fs::read_to_string(p.path().join("src/lib.rs")).unwrap(),
+        lib_before
+    );
+    assert_eq!(
+        fs::read_to_string(p.path().join(".git/config")).unwrap(),
+        git_config_before
+    );
+    assert!(!p.path().join(".git/hooks/post-merge").exists());
+    let record =
+        fs::read_to_string(p.path().join(".factory/experiments/001/precheck.json")).unwrap();
+    assert!(record.contains("ran under landlock alone"), "{record}");
 }
 
 /// A test the head adds, run by the gate in the head's scratch checkout: it reaches
@@ -312,8 +360,11 @@ fn on_the_host_the_same_head_reaches_the_network_the_base_checkout_and_outlives_
 fn doctor_probes_the_sandbox_and_a_broken_one_is_a_problem_only_for_a_sandboxed_run() {
     let target = tempfile::tempdir().unwrap();
     let p = Project::demo(target.path());
-    let sandbox_finding = |placement: &str, path_prefix: Option<&Path>| {
+    let finding = |placement: &str, path_prefix: Option<&Path>, landlock: bool| {
         let mut c = p.command(&["doctor", ".", "--json", "--placement", placement]);
+        if !landlock {
+            c.env("FACTORY_SANDBOX_LANDLOCK", "0");
+        }
         if let Some(dir) = path_prefix {
             let path = std::env::var("PATH").unwrap_or_default();
             c.env("PATH", format!("{}:{path}", dir.display()));
@@ -328,6 +379,10 @@ fn doctor_probes_the_sandbox_and_a_broken_one_is_a_problem_only_for_a_sandboxed_
             .cloned()
             .unwrap()
     };
+    let sandbox_finding =
+        |placement: &str, path_prefix: Option<&Path>| finding(placement, path_prefix, true);
+    let sandbox_finding_without_landlock =
+        |placement: &str, path_prefix: Option<&Path>| finding(placement, path_prefix, false);
     let works = sandbox_finding("sandbox", None);
     assert_eq!(works["ok"], true, "{works}");
     assert!(
@@ -335,7 +390,16 @@ fn doctor_probes_the_sandbox_and_a_broken_one_is_a_problem_only_for_a_sandboxed_
         "{works}"
     );
     let bin = broken_bwrap();
-    let broken = sandbox_finding("sandbox", Some(bin.path()));
+    // Landlock alone confines where bubblewrap cannot, and doctor says which.
+    let landlock = sandbox_finding("sandbox", Some(bin.path()));
+    assert_eq!(landlock["ok"], true, "{landlock}");
+    let found = landlock["found"].as_str().unwrap();
+    assert!(
+        found.contains("landlock alone")
+            && found.contains("No permissions to creating new namespace"),
+        "{landlock}"
+    );
+    let broken = sandbox_finding_without_landlock("sandbox", Some(bin.path()));
     assert_eq!(broken["ok"], false, "{broken}");
     assert!(
         broken["found"]
@@ -348,7 +412,7 @@ fn doctor_probes_the_sandbox_and_a_broken_one_is_a_problem_only_for_a_sandboxed_
         broken["fix"].as_str().unwrap().contains("bubblewrap"),
         "{broken}"
     );
-    let host = sandbox_finding("host", Some(bin.path()));
+    let host = sandbox_finding_without_landlock("host", Some(bin.path()));
     assert_eq!(
         host["ok"], true,
         "a host run does not need the sandbox: {host}"

@@ -321,6 +321,19 @@ fn probe_sandbox(env: &mut NodeEnv, paths: &FactoryPaths) {
     use crate::placement::{Placement, Sandbox};
     match Sandbox::prepare() {
         Ok(s) => {
+            if let Some(why) = &s.fallback {
+                eprintln!(
+                    "warning: bubblewrap cannot be used here, so this run's nodes are confined by landlock alone (writes and secrets; no pid or network namespaces): {}",
+                    crate::sys::redact::redact(why)
+                );
+                let ev = Event::new(EventData::PlacementFallback {
+                    run_id: env.run_id.clone(),
+                    requested: Placement::Sandbox.to_string(),
+                    used: "landlock".to_string(),
+                    reason: why.clone(),
+                });
+                let _ = crate::events::append(paths, &ev);
+            }
             if let Err(why) = &s.pids {
                 eprintln!(
                     "note: the sandbox has no process limit here ({why}): a fork bomb in a node is bounded only by its timeout"

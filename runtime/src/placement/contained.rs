@@ -287,7 +287,8 @@ mod tests {
 
     fn sandbox() -> Sandbox {
         Sandbox {
-            bwrap: "/usr/bin/bwrap".into(),
+            engine: crate::placement::Engine::Bubblewrap("/usr/bin/bwrap".into()),
+            fallback: None,
             home: Some("/nonexistent-home".into()),
             factory_home: None,
             pids: Err("none in a unit test".into()),

@@ -99,7 +99,8 @@ mod tests {
 
     fn gate(root: &Path) -> GateSandbox {
         let sandbox = Sandbox {
-            bwrap: "bwrap".into(),
+            engine: crate::placement::Engine::Bubblewrap("bwrap".into()),
+            fallback: None,
             home: None,
             factory_home: None,
             pids: Err("none in a unit test".into()),

@@ -11,6 +11,7 @@
 pub mod bwrap;
 pub mod contained;
 pub mod gate;
+pub mod landlock;
 pub mod pids;
 pub mod policy;
 pub mod probe;
@@ -25,11 +26,35 @@ pub use probe::ProbeFailure;
 /// Tells a confined process (and an agent CLI in it) that it already runs sandboxed.
 pub const PLACEMENT_ENV: &str = "FACTORY_PLACEMENT";
 
+/// What enforces a confinement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Engine {
+    /// bubblewrap (the program the probe ran): namespaces, a private `/tmp`, binds.
+    Bubblewrap(PathBuf),
+    /// landlock alone, through factory's own launcher ([`landlock`]): where bubblewrap
+    /// cannot run. Writes and secrets confined; no namespaces.
+    Landlock(PathBuf),
+}
+
+impl Engine {
+    /// The program that enforces it, for messages.
+    pub fn program(&self) -> &Path {
+        match self {
+            Engine::Bubblewrap(p) | Engine::Landlock(p) => p,
+        }
+    }
+}
+
+/// Turns the landlock fallback off (`0`): a sandbox bubblewrap cannot make falls back to
+/// the host instead.
+pub const LANDLOCK_ENV: &str = "FACTORY_SANDBOX_LANDLOCK";
+
 /// The run's sandbox, once its probe passed: what every confined node shares.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sandbox {
-    /// The bubblewrap program the probe ran.
-    pub bwrap: PathBuf,
+    pub engine: Engine,
+    /// Set when bubblewrap could not be used and landlock alone confines: why.
+    pub fallback: Option<String>,
     /// The user's home and `$FACTORY_HOME`, whose secrets a policy hides.
     pub home: Option<PathBuf>,
     pub factory_home: Option<PathBuf>,
@@ -40,12 +65,28 @@ pub struct Sandbox {
 
 impl Sandbox {
     /// Finds bubblewrap and probes it: `Ok` when a confined canary came back and could
-    /// not write outside; else why not (the caller falls back, loudly).
+    /// not write outside. Where it cannot be used, landlock alone is probed the same
+    /// way (unless [`LANDLOCK_ENV`] is `0`); when neither confines, why not (the caller
+    /// falls back to the host, loudly).
     pub fn prepare() -> Result<Sandbox, ProbeFailure> {
-        let bwrap = crate::sys::process::which("bwrap").ok_or(ProbeFailure::Missing)?;
-        probe::probe(&bwrap)?;
+        let bwrap = crate::sys::process::which("bwrap")
+            .ok_or(ProbeFailure::Missing)
+            .and_then(|b| probe::probe(&b).map(|()| b));
+        let (engine, fallback) = match bwrap {
+            Ok(b) => (Engine::Bubblewrap(b), None),
+            Err(why) => match probe::landlock() {
+                Ok(exe) => (Engine::Landlock(exe), Some(why.to_string())),
+                Err(landlock) => {
+                    return Err(ProbeFailure::Neither {
+                        bubblewrap: Box::new(why),
+                        landlock,
+                    });
+                }
+            },
+        };
         Ok(Sandbox {
-            bwrap,
+            engine,
+            fallback,
             home: std::env::var_os("HOME").map(PathBuf::from),
             factory_home: crate::project::registry::user_home(),
             pids: pids::PidsLimit::create().map(Arc::new),
@@ -55,9 +96,20 @@ impl Sandbox {
     /// A confinement for `policy`.
     pub fn confine(&self, policy: Policy) -> Confinement {
         Confinement {
-            bwrap: self.bwrap.clone(),
+            engine: self.engine.clone(),
             policy,
             pids: self.pids.as_ref().ok().cloned(),
+        }
+    }
+
+    /// What confines, in words, for doctor, warnings and the records.
+    pub fn engine_text(&self) -> String {
+        match (&self.engine, &self.fallback) {
+            (Engine::Bubblewrap(b), _) => format!("bubblewrap ({})", b.display()),
+            (Engine::Landlock(_), why) => format!(
+                "landlock alone (bubblewrap cannot be used here: {}) — writes and secrets are confined, but there are no pid, network or mount namespaces: a process can outlive its node and an agent node shares the host's network",
+                why.as_deref().unwrap_or("not tried")
+            ),
         }
     }
 
@@ -76,7 +128,7 @@ impl Sandbox {
 /// command in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Confinement {
-    pub bwrap: PathBuf,
+    pub engine: Engine,
     pub policy: Policy,
     /// The run's process bound, which the command joins before it becomes bubblewrap.
     pub pids: Option<Arc<pids::PidsLimit>>,
@@ -93,14 +145,19 @@ impl Confinement {
         cwd: &Path,
         readable: &[PathBuf],
     ) -> (String, Vec<String>) {
-        let mut argv = bwrap::args(&self.policy, cwd, readable);
-        argv.push("--".into());
-        argv.push(program.into());
-        argv.extend(args.iter().cloned());
-        let bwrap = self.bwrap.display().to_string();
+        let (enforcer, argv) = match &self.engine {
+            Engine::Bubblewrap(bwrap) => {
+                let mut argv = bwrap::args(&self.policy, cwd, readable);
+                argv.push("--".into());
+                argv.push(program.into());
+                argv.extend(args.iter().cloned());
+                (bwrap.display().to_string(), argv)
+            }
+            Engine::Landlock(exe) => landlock::args(exe, &self.policy, cwd, program, args),
+        };
         match &self.pids {
-            Some(limit) => limit.wrap(bwrap, argv),
-            None => (bwrap, argv),
+            Some(limit) => limit.wrap(enforcer, argv),
+            None => (enforcer, argv),
         }
     }
 

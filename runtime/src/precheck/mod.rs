@@ -641,6 +641,13 @@ fn gate_placement(
     match Sandbox::prepare() {
         Ok(sandbox) => {
             let bound = sandbox.pids_text();
+            if sandbox.fallback.is_some() {
+                eprintln!(
+                    "warning: the gate's commands are confined by {}",
+                    crate::sys::redact::redact(&sandbox.engine_text())
+                );
+            }
+            let engine = sandbox.engine_text();
             let gate = GateSandbox::new(
                 sandbox,
                 project,
@@ -649,7 +656,7 @@ fn gate_placement(
             let check = CheckOutcome::pass(
                 "placement",
                 format!(
-                    "sandbox: each side's eval, test, guard and set-up commands ran under bubblewrap, writable only in their own scratch checkout and the build tools' caches, with no network but a set-up's; the other side, the store and $FACTORY_HOME out of reach; {bound}"
+                    "sandbox: each side's eval, test, guard and set-up commands ran under {engine}, writable only in their own scratch checkout and the build tools' caches, with no network but a set-up's; the other side, the store and $FACTORY_HOME out of reach; {bound}"
                 ),
             );
             (Some(gate.enter()), check)

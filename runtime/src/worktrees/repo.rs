@@ -135,8 +135,10 @@ pub(super) fn import_locked(
     Ok(Imported { head, branch })
 }
 
-/// Copies into `dst` every object reachable from `tip` in `src` that `dst` lacks. A
-/// commit or tree `dst` has is complete there, so the walk stops at it.
+/// Copies into `dst` every object reachable from `tip` in `src` that `dst` lacks. An
+/// object is written only after everything it points to (a tree after its entries, a
+/// commit after its tree and its parents), so whatever `dst` holds is complete even if
+/// the copy is killed half-way — and a commit or tree `dst` has ends the walk.
 fn copy_missing(src: &Repository, dst: &Repository, tip: Oid) -> Result<(), WorktreeError> {
     let from = src.odb().map_err(git)?;
     let to = dst.odb().map_err(git)?;
@@ -150,33 +152,77 @@ fn copy_missing(src: &Repository, dst: &Repository, tip: Oid) -> Result<(), Work
         }
         Ok(())
     };
-    let mut commits = vec![tip];
-    let mut trees = Vec::new();
-    while let Some(oid) = commits.pop() {
-        if to.exists(oid) {
+    // The commits `dst` lacks, newest first; written oldest first.
+    let mut missing = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut stack = vec![tip];
+    while let Some(oid) = stack.pop() {
+        if to.exists(oid) || !seen.insert(oid) {
             continue;
         }
         let commit = src.find_commit(oid).map_err(git)?;
-        trees.push(commit.tree_id());
-        commits.extend(commit.parent_ids());
-        while let Some(tree_id) = trees.pop() {
-            if to.exists(tree_id) {
-                continue;
-            }
-            let tree = src.find_tree(tree_id).map_err(git)?;
-            for entry in tree.iter() {
-                match entry.kind() {
-                    Some(ObjectType::Tree) => trees.push(entry.id()),
-                    Some(ObjectType::Blob) if !to.exists(entry.id()) => copy(entry.id())?,
-                    // A submodule's commit lives in its own repository.
-                    _ => {}
-                }
-            }
-            copy(tree_id)?;
-        }
+        stack.extend(commit.parent_ids());
+        missing.push(oid);
+    }
+    // Parents before children: the walk above found each commit before its parents.
+    let order = topological(src, &missing)?;
+    for oid in order {
+        let commit = src.find_commit(oid).map_err(git)?;
+        copy_tree(src, &to, commit.tree_id(), &copy)?;
         copy(oid)?;
     }
     Ok(())
+}
+
+/// `commits` ordered so that each comes after its parents among them.
+fn topological(src: &Repository, commits: &[Oid]) -> Result<Vec<Oid>, WorktreeError> {
+    let set: std::collections::BTreeSet<Oid> = commits.iter().copied().collect();
+    let mut done = std::collections::BTreeSet::new();
+    let mut order = Vec::with_capacity(commits.len());
+    for &start in commits {
+        // Depth first, a commit after its parents (explicit stack: histories are long).
+        let mut stack = vec![(start, false)];
+        while let Some((oid, parents_done)) = stack.pop() {
+            if done.contains(&oid) {
+                continue;
+            }
+            if parents_done {
+                done.insert(oid);
+                order.push(oid);
+                continue;
+            }
+            stack.push((oid, true));
+            let commit = src.find_commit(oid).map_err(git)?;
+            for p in commit.parent_ids() {
+                if set.contains(&p) && !done.contains(&p) {
+                    stack.push((p, false));
+                }
+            }
+        }
+    }
+    Ok(order)
+}
+
+/// Copies tree `oid` after everything under it.
+fn copy_tree(
+    src: &Repository,
+    to: &git2::Odb<'_>,
+    oid: Oid,
+    copy: &dyn Fn(Oid) -> Result<(), WorktreeError>,
+) -> Result<(), WorktreeError> {
+    if to.exists(oid) {
+        return Ok(());
+    }
+    let tree = src.find_tree(oid).map_err(git)?;
+    for entry in tree.iter() {
+        match entry.kind() {
+            Some(ObjectType::Tree) => copy_tree(src, to, entry.id(), copy)?,
+            Some(ObjectType::Blob) if !to.exists(entry.id()) => copy(entry.id())?,
+            // A submodule's commit lives in its own repository.
+            _ => {}
+        }
+    }
+    copy(oid)
 }
 
 /// Moves the experiment repository's branch (and its checkout) to `to`, a commit the

@@ -241,3 +241,45 @@ fn an_experiment_repository_aimed_at_the_users_checkout_is_refused() {
         "the user's edit\n"
     );
 }
+
+/// Several commits with nested directories come home whole: every commit and tree of
+/// the branch is readable from the user's repository alone (no alternates there).
+#[test]
+fn an_import_brings_every_commit_and_tree_of_the_branch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let repo = project_with_commit(dir);
+    let ws = create(dir, 6, &current_branch(&repo)).unwrap();
+    let exp = Repository::open(&ws.worktree).unwrap();
+    let mut tips = Vec::new();
+    for n in 0..3 {
+        let deep = ws.worktree.join(format!("a/b{n}/c"));
+        fs::create_dir_all(&deep).unwrap();
+        fs::write(deep.join("f.txt"), format!("{n}\n")).unwrap();
+        tips.push(commit_all(&exp, &format!("step {n}")));
+    }
+    // Part of the history came home already (an import after the first agent node).
+    exp.reference("refs/heads/factory/exp-006", tips[0], true, "t")
+        .unwrap();
+    repo::import(dir, 6).unwrap();
+    exp.reference("refs/heads/factory/exp-006", tips[2], true, "t")
+        .unwrap();
+    assert_eq!(repo::import(dir, 6).unwrap().branch, Some(tips[2]));
+    let fresh = Repository::open(dir).unwrap();
+    let mut walk = fresh.revwalk().unwrap();
+    walk.push(tips[2]).unwrap();
+    let mut seen = 0;
+    for oid in walk {
+        let commit = fresh.find_commit(oid.unwrap()).unwrap();
+        commit
+            .tree()
+            .unwrap()
+            .walk(git2::TreeWalkMode::PreOrder, |_, e| {
+                e.to_object(&fresh).expect("every object is home");
+                git2::TreeWalkResult::Ok
+            })
+            .unwrap();
+        seen += 1;
+    }
+    assert_eq!(seen, 4, "three steps and the initial commit");
+}
