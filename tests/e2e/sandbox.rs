@@ -41,6 +41,39 @@ fn yaml_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
 
+/// What the attacks aim at, as it was before the run.
+struct Untouched {
+    lib: String,
+    git_config: String,
+}
+
+impl Untouched {
+    fn of(p: &Project) -> Untouched {
+        Untouched {
+            lib: fs::read_to_string(p.path().join("src/lib.rs")).unwrap(),
+            git_config: fs::read_to_string(p.path().join(".git/config")).unwrap(),
+        }
+    }
+
+    /// One row, a keep; the store's config, the checkout and git as they were.
+    fn kept_and_untouched(&self, p: &Project, t: &str) {
+        let rows = p.results();
+        assert_eq!(rows.len(), 1, "no forged row in results.tsv: {rows:?}\n{t}");
+        assert_eq!(rows[0]["verdict"], "keep", "{t}");
+        let config = fs::read_to_string(p.path().join(".factory/config.json")).unwrap();
+        assert_ne!(config.trim(), "{}", "the store's config was rewritten");
+        assert_eq!(
+            fs::read_to_string(p.path().join("src/lib.rs")).unwrap(),
+            self.lib
+        );
+        assert_eq!(
+            fs::read_to_string(p.path().join(".git/config")).unwrap(),
+            self.git_config
+        );
+        assert!(!p.path().join(".git/hooks/post-merge").exists());
+    }
+}
+
 fn run_sandboxed(p: &Project, script: &str, path_prefix: Option<&Path>) -> std::process::Output {
     run_placed(p, script, "sandbox", path_prefix, &[])
 }
@@ -78,8 +111,7 @@ fn a_sandboxed_builder_cannot_touch_the_store_the_checkout_or_git_and_its_work_i
     let p = Project::demo(target.path());
     let home_config = p.home().join("config.toml");
     fs::write(&home_config, "# the user's\n").unwrap();
-    let lib_before = fs::read_to_string(p.path().join("src/lib.rs")).unwrap();
-    let git_config_before = fs::read_to_string(p.path().join(".git/config")).unwrap();
+    let before = Untouched::of(&p);
     let main_before = git2::Repository::open(p.path())
         .unwrap()
         .refname_to_id("refs/heads/main")
@@ -92,20 +124,7 @@ fn a_sandboxed_builder_cannot_touch_the_store_the_checkout_or_git_and_its_work_i
         "bubblewrap must work on this machine (.ci/run installs it): {t}"
     );
 
-    let rows = p.results();
-    assert_eq!(rows.len(), 1, "no forged row in results.tsv: {rows:?}\n{t}");
-    assert_eq!(rows[0]["verdict"], "keep", "{t}");
-    let config = fs::read_to_string(p.path().join(".factory/config.json")).unwrap();
-    assert_ne!(config.trim(), "{}", "the store's config was rewritten");
-    assert_eq!(
-        fs::read_to_string(p.path().join("src/lib.rs")).unwrap(),
-        lib_before
-    );
-    assert_eq!(
-        fs::read_to_string(p.path().join(".git/config")).unwrap(),
-        git_config_before
-    );
-    assert!(!p.path().join(".git/hooks/post-merge").exists());
+    before.kept_and_untouched(&p, &t);
     assert_eq!(fs::read_to_string(&home_config).unwrap(), "# the user's\n");
     assert_eq!(
         git2::Repository::open(p.path())
@@ -178,8 +197,7 @@ fn a_bubblewrap_that_cannot_run_falls_back_to_the_host_loudly_and_in_the_log() {
 fn a_bubblewrap_that_cannot_run_falls_back_to_landlock_which_still_denies_the_store() {
     let target = tempfile::tempdir().unwrap();
     let p = Project::demo(target.path());
-    let lib_before = fs::read_to_string(p.path().join("src/lib.rs")).unwrap();
-    let git_config_before = fs::read_to_string(p.path().join(".git/config")).unwrap();
+    let before = Untouched::of(&p);
     let bin = broken_bwrap();
 
     let out = run_sandboxed(&p, &attacking_script(), Some(bin.path()));
@@ -197,20 +215,7 @@ fn a_bubblewrap_that_cannot_run_falls_back_to_landlock_which_still_denies_the_st
     assert_eq!(fallback.len(), 1, "{t}");
     assert_eq!(fallback[0].fields()["used"], "landlock", "{t}");
 
-    let rows = p.results();
-    assert_eq!(rows.len(), 1, "no forged row in results.tsv: {rows:?}\n{t}");
-    assert_eq!(rows[0]["verdict"], "keep", "{t}");
-    let config = fs::read_to_string(p.path().join(".factory/config.json")).unwrap();
-    assert_ne!(config.trim(), "{}", "the store's config was rewritten");
-    assert_eq!(
-        fs::read_to_string(p.path().join("src/lib.rs")).unwrap(),
-        lib_before
-    );
-    assert_eq!(
-        fs::read_to_string(p.path().join(".git/config")).unwrap(),
-        git_config_before
-    );
-    assert!(!p.path().join(".git/hooks/post-merge").exists());
+    before.kept_and_untouched(&p, &t);
     let record =
         fs::read_to_string(p.path().join(".factory/experiments/001/precheck.json")).unwrap();
     assert!(record.contains("ran under landlock alone"), "{record}");

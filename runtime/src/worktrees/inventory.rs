@@ -203,8 +203,13 @@ fn describe(
         .flatten()
         .and_then(|i| i.workspace)
         .and_then(|w| Oid::from_str(&w.base_commit).ok());
+    // The experiment's own repository holds its latest commits before they are
+    // imported (it reads the project's objects, so the base is there too).
     let ahead = match (&branch, base) {
-        (Some(b), Some(base)) => commits_ahead(repo, b, base),
+        (Some(b), Some(base)) => own
+            .as_ref()
+            .and_then(|o| commits_ahead(o, b, base))
+            .or_else(|| commits_ahead(repo, b, base)),
         _ => None,
     };
     let dirty = own.as_ref().and_then(has_changes);
