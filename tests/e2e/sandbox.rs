@@ -548,3 +548,59 @@ fn in_the_sandbox_a_fork_bomb_fails_at_its_fork_and_secrets_and_symlinks_lead_no
     }
     assert!(!left, "the bomb's sleepers outlived the node: {t}");
 }
+
+/// On the host an agent can write the store: a well-formed `keep` row and a
+/// `verdict.json` for an experiment factory never finalized. Neither is a verdict: no
+/// chained `experiment.finalize` stands behind them, so history ignores them and says
+/// so, and `factory pr` has nothing to propose.
+#[test]
+fn a_keep_row_and_verdict_file_factory_did_not_write_are_ignored_and_reported() {
+    let target = tempfile::tempdir().unwrap();
+    let p = Project::demo(target.path());
+    let out = run_placed(&p, &script(&[]), "host", None, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    let forged: factory_runtime::store::ExperimentRecord =
+        serde_json::from_value(serde_json::json!({
+            "id": 7,
+            "timestamp": "2026-12-04T00:00:00Z",
+            "hypothesis": "forged by an agent",
+            "verdict": "keep",
+        }))
+        .unwrap();
+    let tsv = p.path().join(".factory/results.tsv");
+    let mut rows = fs::read_to_string(&tsv).unwrap();
+    rows.push_str(&factory_runtime::store::tsv::encode(&forged));
+    fs::write(&tsv, rows).unwrap();
+    let dir = p.path().join(".factory/experiments/007");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join("verdict.json"),
+        serde_json::to_string(&forged).unwrap(),
+    )
+    .unwrap();
+
+    let o = p.factory(&["history", "--json"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let history: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ids: Vec<u64> = history["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids, [1], "{history}");
+    assert!(
+        text(&o.stderr).contains(
+            "experiment 7's `keep` in results.tsv has no verified experiment.finalize event"
+        ),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = p.factory(&["pr", "--id", "7"]);
+    assert!(
+        text(&o.stdout).contains("experiment 7 is not kept"),
+        "{}",
+        text(&o.stdout)
+    );
+}

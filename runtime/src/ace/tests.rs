@@ -25,6 +25,17 @@ fn project(root: &Path, name: &str, rows: &[ExperimentRecord], events: &[Event])
         .map(|e| format!("{}\n", serde_json::to_string(e).unwrap()))
         .collect();
     fs::write(dir.join(".factory/events.jsonl"), lines).unwrap();
+    // What `factory finalize` chains for each row: a row without it is not a verdict.
+    let paths = crate::project::layout::FactoryPaths::new(&dir);
+    for r in rows {
+        let finalize = EventData::ExperimentFinalize {
+            exp_id: r.id,
+            verdict: r.verdict.as_str().to_owned(),
+            delta: r.delta,
+            commit: None,
+        };
+        crate::events::append(&paths, &Event::new(finalize)).unwrap();
+    }
     dir
 }
 
@@ -99,9 +110,11 @@ fn reflect_reads_registered_and_given_projects_and_is_deterministic() {
     fs::write(a.join(".factory/events.jsonl"), log).unwrap();
     let warned = run_reflect(&home, &[b], true).unwrap();
     assert_eq!(warned.file.candidates, first.file.candidates);
-    assert_eq!(warned.warnings.len(), 2, "{:?}", warned.warnings);
+    // A torn last line also leaves the log unverifiable: its rows are read as written.
+    assert_eq!(warned.warnings.len(), 3, "{:?}", warned.warnings);
     assert!(warned.warnings[0].ends_with("results.tsv:4: unreadable row skipped"));
-    assert!(warned.warnings[1].contains("events.jsonl: lines 3 are not events"));
+    assert!(warned.warnings[1].contains("the event log cannot be verified"));
+    assert!(warned.warnings[2].contains("events.jsonl: lines 5 are not events"));
 
     let err = run_reflect(&home, &[tmp.path().join("nope")], false).unwrap_err();
     assert!(matches!(err, AceError::NotADirectory { .. }), "{err}");

@@ -380,6 +380,17 @@ impl ExperimentStore {
             let _lock = self.lock()?;
             let scan = self.scan()?;
             if let Some(done) = scan.finalized.get(&id) {
+                if let Some(row) = self.unbound_row(&scan, id, outcome.verdict) {
+                    // A finalize killed between its row and its event: the event is
+                    // written now, so the record it wrote stands.
+                    self.log(&Event::new(EventData::ExperimentFinalize {
+                        exp_id: id,
+                        verdict: row.verdict.as_str().to_owned(),
+                        delta: row.delta,
+                        commit: row.commit.clone(),
+                    }))?;
+                    return Ok(row);
+                }
                 return Err(StoreError::AlreadyFinalized { id, verdict: *done });
             }
             if !scan.known.contains(&id) {
@@ -483,6 +494,12 @@ impl ExperimentStore {
                 (None, Err(e)) => warnings.push(format!("{}: {e}", file.display())),
             }
         }
+        bind_to_chain(
+            &self.paths,
+            self.registry_home.as_deref(),
+            &mut records,
+            &mut warnings,
+        );
         for (id, record) in records.iter_mut() {
             match self.read_forgotten(*id) {
                 Ok(Some(f)) => record.forgotten_at = Some(f.forgotten_at),
@@ -497,6 +514,25 @@ impl ExperimentStore {
             pending: scan.pending,
             warnings,
         })
+    }
+
+    /// Experiment `id`'s row, when it has `verdict` and a log that verifies holds no
+    /// finalize event for it (with `verdict.json`'s kept commit, when it has one).
+    fn unbound_row(&self, scan: &Scan, id: u32, verdict: Verdict) -> Option<ExperimentRecord> {
+        let mut row = scan
+            .rows
+            .iter()
+            .find(|r| r.id == id && r.verdict == verdict)?
+            .clone();
+        let finalized = verified_finalizes(&self.paths, self.registry_home.as_deref()).ok()??;
+        if finalized.contains_key(&id) {
+            return None;
+        }
+        row.commit = fs::read_to_string(self.paths.experiment_dir(id).join("verdict.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<ExperimentRecord>(&t).ok())
+            .and_then(|r| r.commit);
+        Some(row)
     }
 
     fn lock(&self) -> Result<FileLock, StoreError> {
@@ -608,6 +644,72 @@ pub fn find_by_run_key(project: &Path, key: &str) -> Result<Option<ExperimentInf
 /// for anti-pattern checks. Does not touch the user registry.
 pub fn load_history(project: &Path) -> Result<History, StoreError> {
     ExperimentStore::with_registry(project, None).history()
+}
+
+/// The verdict of each verified `experiment.finalize`, by experiment (the last one
+/// wins), verified under the key the store's events were chained with. `Ok(None)`: the
+/// project never wrote a log (records from before the chain), nothing to bind to;
+/// `Err`: the log does not verify.
+fn verified_finalizes(
+    paths: &FactoryPaths,
+    home: Option<&Path>,
+) -> Result<Option<BTreeMap<u32, String>>, String> {
+    let verified = match home {
+        Some(home) => events::chain::ChainKey::in_home(home, paths)
+            .map_err(events::chain::ChainError::Events)
+            .and_then(|key| events::chain::verify_with(paths, &key)),
+        None => events::chain::verify(paths),
+    };
+    let log = verified.map_err(|e| e.to_string())?;
+    if log.events.is_empty() && !paths.events_jsonl().exists() {
+        return Ok(None);
+    }
+    let mut finalized = BTreeMap::new();
+    for v in log.of_kind(kinds::EXPERIMENT_FINALIZE) {
+        if let EventData::ExperimentFinalize {
+            exp_id, verdict, ..
+        } = &v.event.data
+        {
+            finalized.insert(*exp_id, verdict.clone());
+        }
+    }
+    Ok(Some(finalized))
+}
+
+/// Keeps only the records a verified `experiment.finalize` of the same verdict
+/// stands behind: a row or `verdict.json` something other than `factory finalize`
+/// wrote is ignored, with a warning. A log that cannot be verified binds nothing (the
+/// records are shown as written, and the keep rule refuses on its own); a project
+/// that never wrote a log has nothing to bind to.
+fn bind_to_chain(
+    paths: &FactoryPaths,
+    home: Option<&Path>,
+    records: &mut BTreeMap<u32, ExperimentRecord>,
+    warnings: &mut Vec<String>,
+) {
+    if records.is_empty() {
+        return;
+    }
+    let finalized = match verified_finalizes(paths, home) {
+        Ok(Some(f)) => f,
+        Ok(None) => return,
+        Err(e) => {
+            warnings.push(format!(
+                "the event log cannot be verified, so results.tsv is shown as written and bound to nothing: {e}"
+            ));
+            return;
+        }
+    };
+    records.retain(|id, r| {
+        let bound = finalized.get(id).map(String::as_str) == Some(r.verdict.as_str());
+        if !bound {
+            warnings.push(format!(
+                "experiment {id}'s `{}` in results.tsv has no verified experiment.finalize event: ignored (only `factory finalize` records a verdict)",
+                r.verdict
+            ));
+        }
+        bound
+    });
 }
 
 #[derive(Default)]
