@@ -514,3 +514,40 @@ fn a_kept_branch_moved_after_the_keep_is_reported_and_only_the_kept_commit_is_pu
         .unwrap();
     assert_eq!(pushed, kept, "the measured commit, not {late}");
 }
+
+/// The base an experiment is measured against is the one `factory begin` chained: an
+/// `experiment.json` rewritten to another base (so that a regression would look like
+/// no change) makes the precheck an error, and nothing is measured or kept.
+#[test]
+fn a_rewritten_base_commit_in_experiment_json_is_refused() {
+    let p = project();
+    let o = p.factory(&["eval"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let id = begin(&p, "lower the score");
+    let head = build(&p, id, "0.6");
+    p.qa_done(id);
+    let file = p.path().join(".factory/experiments/001/experiment.json");
+    let mut info: Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+    let chained = info["workspace"]["base_commit"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    info["workspace"]["base_commit"] = Value::from(head.to_string());
+    fs::write(&file, serde_json::to_string_pretty(&info).unwrap()).unwrap();
+
+    let o = p.factory(&["precheck", "--exp", "1"]);
+    assert_ne!(o.status.code(), Some(0));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("is not the base its begin chained") && err.contains(&chained),
+        "{err}"
+    );
+    assert!(
+        !p.path()
+            .join(".factory/experiments/001/precheck.json")
+            .exists(),
+        "nothing was measured"
+    );
+    let o = keep(&p, id);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+}

@@ -20,6 +20,9 @@ pub mod kinds {
     pub const EXPERIMENT_BEGIN: &str = "experiment.begin";
     /// `factory finalize` recorded a verdict.
     pub const EXPERIMENT_FINALIZE: &str = "experiment.finalize";
+    /// `factory begin` recorded an experiment's branch and the base it is measured
+    /// against (`exp_id`, `base_commit`, `target_branch`).
+    pub const EXPERIMENT_WORKSPACE: &str = "experiment.workspace";
     /// `factory history forget N` cleared an experiment from anti-pattern matching.
     pub const EXPERIMENT_FORGOTTEN: &str = "experiment.forgotten";
     /// `factory precheck --exp N` recorded its result.

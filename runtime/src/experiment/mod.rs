@@ -60,6 +60,23 @@ pub fn code_dir(project: &Path, id: u32) -> Result<PathBuf, ExperimentError> {
 /// Why an experiment step could not run.
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum ExperimentError {
+    /// experiment.json's base commit is not the one `factory begin` chained.
+    #[error(
+        "experiment {id}'s recorded base commit {recorded} is not the base its begin chained ({chained})"
+    )]
+    #[diagnostic(
+        code(factory::experiment::base_rewritten),
+        help(
+            "experiments/NNN/experiment.json was edited after begin, so the gate would measure against the wrong base; nothing is measured. Finalize it with --verdict error and begin again"
+        )
+    )]
+    BaseRewritten {
+        id: u32,
+        /// What experiment.json says.
+        recorded: String,
+        /// What the chained `experiment.workspace` says.
+        chained: String,
+    },
     /// The experiment has no branch or worktree on record.
     #[error("experiment {id} has no worktree on record")]
     #[diagnostic(

@@ -161,6 +161,17 @@ pub fn eval(
     Ok(eval::run_eval_at(&code, project, settings)?)
 }
 
+/// The base commit `factory begin` chained for experiment `id` (its last verified
+/// `experiment.workspace`); `None` for an experiment begun before the event existed, or
+/// a log that does not verify (the QA proof then fails the precheck on its own).
+fn chained_base(project: &Path, id: u32) -> Option<String> {
+    let log = crate::events::chain::verify(&FactoryPaths::new(project)).ok()?;
+    log.of_kind(crate::events::kinds::EXPERIMENT_WORKSPACE)
+        .filter(|v| v.event.get("exp_id").and_then(|e| e.as_u64()) == Some(u64::from(id)))
+        .filter_map(|v| v.event.get("base_commit")?.as_str().map(str::to_owned))
+        .last()
+}
+
 /// `factory precheck PATH --exp N`: the gate for experiment `id` (docs/gate.md). The
 /// configuration is factory.md as committed at the recorded base commit; the base and
 /// the worktree's HEAD are checked out into scratch directories outside the project and
@@ -178,6 +189,15 @@ pub fn precheck(
 ) -> Result<(PrecheckReport, PrecheckRecord), ExperimentError> {
     let code = code_dir(project, id)?;
     let (_, ws) = workspace_of(project, id)?;
+    if let Some(chained) = chained_base(project, id)
+        && chained != ws.base_commit
+    {
+        return Err(ExperimentError::BaseRewritten {
+            id,
+            recorded: ws.base_commit.clone(),
+            chained,
+        });
+    }
     // The experiment's commits come home first: what is measured is in the project's
     // repository, by id.
     let commit = worktrees::repo::import(project, id)?.head.to_string();

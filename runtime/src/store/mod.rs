@@ -275,6 +275,14 @@ impl ExperimentStore {
                 verdict: None,
             },
         };
+        // The base the experiment is measured against, chained: experiment.json is a
+        // file anything can rewrite, the event is not.
+        self.log(
+            &Event::raw(kinds::EXPERIMENT_WORKSPACE)
+                .with("exp_id", id)
+                .with("base_commit", workspace.base_commit.clone())
+                .with("target_branch", workspace.target_branch.clone()),
+        )?;
         info.workspace = Some(workspace);
         self.write_info(&info)?;
         info.verdict = scan.finalized.get(&id).copied();
