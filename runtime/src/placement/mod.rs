@@ -145,15 +145,19 @@ impl Confinement {
         cwd: &Path,
         readable: &[PathBuf],
     ) -> (String, Vec<String>) {
+        // The enforcer resolves paths in the command's working directory, not in
+        // factory's: a policy made from a relative project path (`factory precheck .`)
+        // would name other places there.
+        let policy = self.policy.absolute();
         let (enforcer, argv) = match &self.engine {
             Engine::Bubblewrap(bwrap) => {
-                let mut argv = bwrap::args(&self.policy, cwd, readable);
+                let mut argv = bwrap::args(&policy, cwd, readable);
                 argv.push("--".into());
                 argv.push(program.into());
                 argv.extend(args.iter().cloned());
                 (bwrap.display().to_string(), argv)
             }
-            Engine::Landlock(exe) => landlock::args(exe, &self.policy, cwd, program, args),
+            Engine::Landlock(exe) => landlock::args(exe, &policy, cwd, program, args),
         };
         match &self.pids {
             Some(limit) => limit.wrap(enforcer, argv),

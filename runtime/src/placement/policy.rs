@@ -39,6 +39,24 @@ pub struct Policy {
     pub network: Network,
 }
 
+impl Policy {
+    /// The same policy with every path absolute, against factory's working directory.
+    pub fn absolute(&self) -> Policy {
+        let abs = |paths: &[PathBuf]| -> Vec<PathBuf> {
+            paths
+                .iter()
+                .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+                .collect()
+        };
+        Policy {
+            readable: abs(&self.readable),
+            writable: abs(&self.writable),
+            hidden: abs(&self.hidden),
+            network: self.network,
+        }
+    }
+}
+
 /// Files and directories under the user's home that hold credentials: hidden from every
 /// confined process (an agent CLI's own login is bound back by its runner).
 pub const HOME_SECRETS: &[&str] = &[
@@ -225,4 +243,26 @@ fn commit_paths(worktree: &Path) -> Vec<PathBuf> {
         refs,
         logs,
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// bubblewrap resolves a relative path in the command's directory, so the policy
+    /// of `factory precheck .` must name its paths absolutely.
+    #[test]
+    fn a_relative_path_becomes_absolute_against_factorys_directory() {
+        let policy = Policy {
+            readable: vec![".".into()],
+            writable: vec!["/abs/side".into()],
+            hidden: vec!["./.factory".into()],
+            network: Network::None,
+        };
+        let cwd = std::env::current_dir().unwrap();
+        let abs = policy.absolute();
+        assert_eq!(abs.readable, vec![std::path::absolute(".").unwrap()]);
+        assert_eq!(abs.writable, vec![PathBuf::from("/abs/side")]);
+        assert!(abs.hidden[0].is_absolute() && abs.hidden[0].starts_with(&cwd));
+    }
 }
