@@ -148,6 +148,14 @@ fn a_sandboxed_builder_cannot_touch_the_store_the_checkout_or_git_and_its_work_i
     );
 }
 
+/// The run's `placement.fallback` events.
+fn fallbacks(p: &Project) -> Vec<factory_runtime::events::Event> {
+    p.events()
+        .into_iter()
+        .filter(|e| e.data.kind() == "placement.fallback")
+        .collect()
+}
+
 /// A directory holding a `bwrap` that fails as bubblewrap does inside a default Docker
 /// container.
 fn broken_bwrap() -> tempfile::TempDir {
@@ -179,11 +187,7 @@ fn a_bubblewrap_that_cannot_run_falls_back_to_the_host_loudly_and_in_the_log() {
             && err.contains("No permissions to creating new namespace"),
         "{err}"
     );
-    let fallback: Vec<_> = p
-        .events()
-        .into_iter()
-        .filter(|e| e.data.kind() == "placement.fallback")
-        .collect();
+    let fallback = fallbacks(&p);
     assert_eq!(fallback.len(), 1, "{err}");
     assert_eq!(fallback[0].fields()["used"], "host", "{err}");
     // On the host, the run goes on as before.
@@ -207,11 +211,7 @@ fn a_bubblewrap_that_cannot_run_falls_back_to_landlock_which_still_denies_the_st
             && t.contains("No permissions to creating new namespace"),
         "{t}"
     );
-    let fallback: Vec<_> = p
-        .events()
-        .into_iter()
-        .filter(|e| e.data.kind() == "placement.fallback")
-        .collect();
+    let fallback = fallbacks(&p);
     assert_eq!(fallback.len(), 1, "{t}");
     assert_eq!(fallback[0].fields()["used"], "landlock", "{t}");
 
@@ -542,6 +542,8 @@ fn in_the_sandbox_a_fork_bomb_fails_at_its_fork_and_secrets_and_symlinks_lead_no
             .unwrap_or_else(|| panic!("the bomb was not stopped: {t}"));
         let forks: u32 = stopped.split_whitespace().next().unwrap().parse().unwrap();
         assert!(forks < 64, "{forks} forks under a limit of 64: {t}");
+        // Sleepers existed, so their absence below means they were killed.
+        assert!(forks > 0, "the bomb forked nothing: {t}");
         assert!(t.contains("builder agent failed"), "{t}");
     } else {
         assert!(t.contains("the sandbox has no process limit here"), "{t}");
